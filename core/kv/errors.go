@@ -1,0 +1,31 @@
+package kv
+
+import (
+	"fmt"
+
+	"github.com/cairnkv/cairn/core"
+)
+
+// Client-facing errors of this package. Messages are the reference system's response
+// bodies, which the HTTP layer sends unchanged.
+
+func errNotFound() error { return &core.Error{Code: core.ENOTFOUND, Message: "not found\n"} }
+
+func errUnknownType(typ string) error {
+	return &core.Error{Code: core.ENOTFOUND, Message: "Unknown bucket type: " + typ}
+}
+
+func errQuorumTooLarge(n int) error {
+	return &core.Error{Code: core.EINVALID, Message: fmt.Sprintf("Specified w/dw/pw values invalid for bucket n value of %d\n", n)}
+}
+
+func errTooLarge(size, limit int64) error {
+	return &core.Error{Code: core.ETOOLARGE, Message: fmt.Sprintf("Object of %d bytes exceeds the maximum of %d bytes\n", size, limit)}
+}
+
+func errBadClock(err error) error {
+	return &core.Error{Code: core.EINVALID, Message: fmt.Sprintf("Invalid vector clock: %v\n", err)}
+}
+
+// IsNotFound reports whether err means the object (or bucket type) does not exist.
+func IsNotFound(err error) bool { return core.ErrorCode(err) == core.ENOTFOUND }

@@ -1,0 +1,599 @@
+package kv
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"hash/maphash"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/cairnkv/cairn/core"
+	"github.com/cairnkv/cairn/core/index"
+	"github.com/cairnkv/cairn/core/storage"
+	"github.com/cairnkv/cairn/core/vclock"
+)
+
+// Config configures a Service. Zero values take the documented defaults.
+type Config struct {
+	// NodeID is this node's actor id in clocks. Empty: read from the data directory, or
+	// created there on first start, so that it survives restarts.
+	NodeID string
+	// NodeName is the node's name as /stats and bucket-type props show it
+	// (default "cairn@127.0.0.1").
+	NodeName string
+	// Dialect is "store" or "riak": it names the stock chash_keyfun and linkfun modules in
+	// default bucket properties (default "store").
+	Dialect string
+	// ReapDelay is how long a tombstone stays visible after a delete (default 3s).
+	ReapDelay time.Duration
+	// MaxValueSize bounds a stored value in bytes (default 50 MiB).
+	MaxValueSize int64
+	// Logger receives background errors (default slog.Default()).
+	Logger *slog.Logger
+	// Observer, if set, is told about every get, put and delete.
+	Observer Observer
+	// Now is the clock (default time.Now); tests replace it.
+	Now func() time.Time
+}
+
+// Observer receives per-operation measurements, e.g. for /stats.
+type Observer interface {
+	ObserveGet(d time.Duration, size, siblings int)
+	ObservePut(d time.Duration, size int)
+	ObserveDelete(d time.Duration)
+}
+
+// Service is the key-value service. It is safe for concurrent use; Close stops its
+// background reaper.
+type Service struct {
+	db     *storage.DB
+	cfg    Config
+	nodeID string
+	now    func() time.Time
+	log    *slog.Logger
+
+	locks [lockStripes]sync.Mutex // each guards the read-modify-write of the keys hashing to it
+	seed  maphash.Seed
+
+	propsMu    sync.RWMutex // guards propsCache
+	propsCache map[string]*core.BucketProps
+	// propsWriteMu serialises the read-merge-write of bucket and type property records.
+	propsWriteMu sync.Mutex
+
+	stop chan struct{}
+	done chan struct{}
+	wake chan struct{}
+}
+
+const lockStripes = 4096
+
+// New returns a Service over db and starts its tombstone reaper.
+func New(db *storage.DB, cfg Config) (*Service, error) {
+	if cfg.NodeName == "" {
+		cfg.NodeName = "cairn@127.0.0.1"
+	}
+	if cfg.Dialect == "" {
+		cfg.Dialect = "store"
+	}
+	if cfg.ReapDelay <= 0 {
+		cfg.ReapDelay = 3 * time.Second
+	}
+	if cfg.MaxValueSize <= 0 {
+		cfg.MaxValueSize = 50 << 20
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	s := &Service{
+		db: db, cfg: cfg, now: cfg.Now, log: cfg.Logger,
+		seed:       maphash.MakeSeed(),
+		propsCache: map[string]*core.BucketProps{},
+		stop:       make(chan struct{}),
+		done:       make(chan struct{}),
+		wake:       make(chan struct{}, 1),
+	}
+	id, err := s.loadNodeID(cfg.NodeID)
+	if err != nil {
+		return nil, err
+	}
+	s.nodeID = id
+	go s.reapLoop()
+	return s, nil
+}
+
+// NodeID returns this node's actor id.
+func (s *Service) NodeID() string { return s.nodeID }
+
+// MaxValueSize returns the largest value the service stores.
+func (s *Service) MaxValueSize() int64 { return s.cfg.MaxValueSize }
+
+// Close stops the reaper and waits for it. It does not close the storage.
+func (s *Service) Close() error {
+	select {
+	case <-s.stop:
+	default:
+		close(s.stop)
+	}
+	<-s.done
+	return nil
+}
+
+var nodeIDKey = storage.KeyString(storage.TagMeta, "node_id")
+
+func (s *Service) loadNodeID(given string) (string, error) {
+	if given != "" {
+		return given, nil
+	}
+	v, err := s.db.Get(nodeIDKey)
+	if err == nil {
+		return string(v), nil
+	}
+	if !errors.Is(err, storage.ErrNotFound) {
+		return "", fmt.Errorf("kv: read node id: %w", err)
+	}
+	id := "n" + core.RandomBase62(11)
+	if err := s.db.Put(nodeIDKey, []byte(id), true); err != nil {
+		return "", fmt.Errorf("kv: store node id: %w", err)
+	}
+	return id, nil
+}
+
+func objectKey(typ, bucket, key string) []byte {
+	return storage.Key(storage.TagObject, []byte(typ), []byte(bucket), []byte(key))
+}
+
+func (s *Service) lock(typ, bucket, key string) *sync.Mutex {
+	var h maphash.Hash
+	h.SetSeed(s.seed)
+	h.WriteString(typ)
+	h.WriteByte(0)
+	h.WriteString(bucket)
+	h.WriteByte(0)
+	h.WriteString(key)
+	return &s.locks[h.Sum64()%lockStripes]
+}
+
+// readRecord returns the stored record, or nil when there is none.
+func (s *Service) readRecord(k []byte) (*record, error) {
+	v, err := s.db.Get(k)
+	if errors.Is(err, storage.ErrNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return decodeRecord(v)
+}
+
+// expired reports whether r is a tombstone whose visibility window has passed.
+func (s *Service) expired(r *record, now time.Time) bool {
+	return r.allDeleted() && now.Sub(r.lastModified()) >= s.cfg.ReapDelay
+}
+
+// checkQuorum returns an error when q asks for more replicas than the bucket has.
+func checkQuorum(p *core.BucketProps, qs ...core.Quorum) error {
+	for _, q := range qs {
+		if q.Word == "" && q.N > p.NVal {
+			return errQuorumTooLarge(p.NVal)
+		}
+	}
+	return nil
+}
+
+// GetOptions are the read parameters of a fetch. They are validated against the bucket
+// (a value above n_val is refused); on a single node every replica is local, so a valid
+// value is always satisfied.
+type GetOptions struct {
+	R, PR core.Quorum
+}
+
+// Get returns the object stored under typ/bucket/key. A deleted object whose tombstone
+// is still visible is returned with every sibling marked Deleted (callers answer "not
+// found" but show its clock). A missing or reaped key gives a not-found *core.Error.
+func (s *Service) Get(ctx context.Context, typ, bucket, key string, opts GetOptions) (*core.Object, error) {
+	start := time.Now()
+	p, err := s.Props(ctx, typ, bucket)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkQuorum(p, opts.R, opts.PR); err != nil {
+		return nil, err
+	}
+	r, err := s.readRecord(objectKey(typ, bucket, key))
+	if err != nil {
+		return nil, fmt.Errorf("kv: get %s/%s: %w", bucket, key, err)
+	}
+	if r == nil || s.expired(r, s.now()) {
+		return nil, errNotFound()
+	}
+	o := r.object(typ, bucket, key)
+	if s.cfg.Observer != nil {
+		size := 0
+		for i := range o.Siblings {
+			size += len(o.Siblings[i].Value)
+		}
+		s.cfg.Observer.ObserveGet(time.Since(start), size, len(o.Siblings))
+	}
+	return o, nil
+}
+
+// PutOptions are the write parameters of a store.
+type PutOptions struct {
+	W, DW, PW core.Quorum
+	// Precondition, if set, is called under the key's lock with the current object (nil
+	// when the key does not exist; a tombstoned object has Deleted siblings). An error it
+	// returns aborts the write and is returned as is.
+	Precondition func(current *core.Object) error
+}
+
+// PutRequest is one store: the object's place, the causal context the client read (the
+// encoded clock, nil for none) and the new value.
+type PutRequest struct {
+	Type, Bucket, Key string
+	Context           []byte
+	Value             core.Sibling
+	Options           PutOptions
+}
+
+// Put stores a value and returns the resulting object (which has siblings when the
+// write was concurrent with stored values and the bucket allows them).
+func (s *Service) Put(ctx context.Context, req *PutRequest) (*core.Object, error) {
+	start := time.Now()
+	p, err := s.Props(ctx, req.Type, req.Bucket)
+	if err != nil {
+		return nil, err
+	}
+	o := req.Options
+	if err := checkQuorum(p, o.W, o.DW, o.PW); err != nil {
+		return nil, err
+	}
+	if n := int64(len(req.Value.Value)); n > s.cfg.MaxValueSize {
+		return nil, errTooLarge(n, s.cfg.MaxValueSize)
+	}
+	ctxClock, err := vclock.Decode(req.Context)
+	if err != nil {
+		return nil, errBadClock(err)
+	}
+	v := req.Value
+	v.Deleted = false
+	v.Indexes = index.Normalize(append([]core.IndexEntry(nil), v.Indexes...))
+	for _, e := range v.Indexes {
+		if _, err := index.EncodeTerm(e.Field, e.Value); err != nil {
+			return nil, &core.Error{Code: core.EINVALID, Message: fmt.Sprintf("Could not parse field '%s', value '%s'.\n", e.Field, e.Value)}
+		}
+	}
+	sync := o.DW.Resolve(p.NVal, p.DW) >= 1
+	obj, err := s.write(ctx, p, req.Type, req.Bucket, req.Key, ctxClock, v, sync, o.Precondition, false)
+	if err != nil {
+		return nil, err
+	}
+	if s.cfg.Observer != nil {
+		s.cfg.Observer.ObservePut(time.Since(start), len(req.Value.Value))
+	}
+	return obj, nil
+}
+
+// DeleteOptions are the parameters of a delete.
+type DeleteOptions struct {
+	RW, R, PR, W, DW, PW core.Quorum
+	// Context is the encoded clock the client read; nil means "supersede everything
+	// stored" (the current clock is used).
+	Context      []byte
+	Precondition func(current *core.Object) error
+}
+
+// Delete writes a tombstone for typ/bucket/key. It returns a not-found *core.Error when
+// the key does not exist; when the key is already deleted it also returns the
+// tombstoned object so callers can show its clock.
+func (s *Service) Delete(ctx context.Context, typ, bucket, key string, opts DeleteOptions) (*core.Object, error) {
+	start := time.Now()
+	p, err := s.Props(ctx, typ, bucket)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkQuorum(p, opts.RW, opts.R, opts.PR, opts.W, opts.DW, opts.PW); err != nil {
+		return nil, err
+	}
+	var ctxClock vclock.VClock
+	if opts.Context != nil {
+		if ctxClock, err = vclock.Decode(opts.Context); err != nil {
+			return nil, errBadClock(err)
+		}
+	}
+	tomb := core.Sibling{Deleted: true}
+	sync := opts.DW.Resolve(p.NVal, p.DW) >= 1
+	obj, err := s.write(ctx, p, typ, bucket, key, ctxClock, tomb, sync, opts.Precondition, opts.Context == nil)
+	if err == nil && s.cfg.Observer != nil {
+		s.cfg.Observer.ObserveDelete(time.Since(start))
+	}
+	return obj, err
+}
+
+// write is the read-modify-write shared by Put and Delete. For a delete (v.Deleted)
+// the key must hold a live object; useStored makes the stored clock the context.
+func (s *Service) write(ctx context.Context, p *core.BucketProps, typ, bucket, key string, ctxClock vclock.VClock,
+	v core.Sibling, sync bool, pre func(*core.Object) error, useStored bool) (*core.Object, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, &core.Error{Code: core.EUNAVAILABLE, Message: "request timed out\n"}
+	}
+	k := objectKey(typ, bucket, key)
+	mu := s.lock(typ, bucket, key)
+	mu.Lock()
+	defer mu.Unlock()
+
+	cur, err := s.readRecord(k)
+	if err != nil {
+		return nil, fmt.Errorf("kv: put %s/%s: %w", bucket, key, err)
+	}
+	now := s.now()
+	if cur != nil && s.expired(cur, now) {
+		cur = nil // a reaped-in-all-but-name tombstone: the key is gone
+	}
+	var curObj *core.Object
+	if cur != nil {
+		curObj = cur.object(typ, bucket, key)
+	}
+	if v.Deleted {
+		if cur == nil {
+			return nil, errNotFound()
+		}
+		if cur.allDeleted() {
+			return curObj, errNotFound()
+		}
+	}
+	if pre != nil {
+		if err := pre(curObj); err != nil {
+			return nil, err
+		}
+	}
+	if useStored && cur != nil {
+		ctxClock = cur.clock
+	}
+	v.VTag = core.NewVTag()
+	v.LastModified = now.UTC()
+	next := resolve(cur, ctxClock, v, p, s.nodeID, now, s.pruneOptions(p))
+
+	b := s.db.NewBatch()
+	b.Put(k, next.encode())
+	var prevIdx []core.IndexEntry
+	if curObj != nil {
+		prevIdx = index.Entries(curObj)
+	}
+	nextObj := next.object(typ, bucket, key)
+	add, remove := index.Diff(prevIdx, index.Entries(nextObj))
+	for _, e := range remove {
+		pk, err := index.PostingKey(typ, bucket, key, e)
+		if err != nil {
+			return nil, fmt.Errorf("kv: put %s/%s: %w", bucket, key, err)
+		}
+		b.Delete(pk)
+	}
+	for _, e := range add {
+		pk, err := index.PostingKey(typ, bucket, key, e)
+		if err != nil {
+			return nil, fmt.Errorf("kv: put %s/%s: %w", bucket, key, err)
+		}
+		b.Put(pk, nil)
+	}
+	if next.allDeleted() {
+		b.Put(reapKey(now.Add(s.cfg.ReapDelay), typ, bucket, key), nil)
+	}
+	if err := s.db.Write(b, sync); err != nil {
+		return nil, fmt.Errorf("kv: put %s/%s: %w", bucket, key, err)
+	}
+	if next.allDeleted() {
+		s.kickReaper()
+	}
+	return nextObj, nil
+}
+
+// resolve computes the record after writing value v with causal context ctxClock over
+// the stored record cur (nil when absent):
+//
+//   - The new clock is the merge of the stored clock and the context, with this node's
+//     counter incremented; v gets that event as its dot.
+//   - last_write_wins: v replaces every stored value.
+//   - Otherwise a stored value survives when the context has not seen it: with
+//     dvv_enabled, when its dot is not covered by the context; without, when the context
+//     does not descend the stored clock (then every stored value survives).
+//   - allow_mult=false collapses the result to v alone: a plain write always wins, and
+//     the merged clock still records everything it superseded.
+//
+// A write that carries no clock therefore never destroys a value it has not seen when
+// allow_mult is true.
+func resolve(cur *record, ctxClock vclock.VClock, v core.Sibling, p *core.BucketProps, node string, now time.Time, prune vclock.PruneOptions) *record {
+	var stored vclock.VClock
+	if cur != nil {
+		stored = cur.clock
+	}
+	merged := vclock.Merge(stored, ctxClock)
+	clock, dot := merged.Increment(node, now)
+	clock = clock.Prune(now, prune)
+	next := &record{clock: clock}
+	if cur != nil && p.AllowMult && !p.LastWriteWins {
+		descends := ctxClock.Descends(stored)
+		for _, s := range cur.siblings {
+			var seen bool
+			if p.DVVEnabled {
+				seen = ctxClock.Covers(s.dot)
+			} else {
+				seen = descends
+			}
+			if !seen {
+				next.siblings = append(next.siblings, s)
+			}
+		}
+	}
+	next.siblings = append(next.siblings, storedSibling{Sibling: v, dot: dot})
+	return next
+}
+
+// Props returns the effective properties of a bucket: the type's defaults, then the
+// type's settings, then the bucket's own. An unknown bucket type is a not-found error.
+func (s *Service) Props(ctx context.Context, typ, bucket string) (*core.BucketProps, error) {
+	ck := typ + "\x00" + bucket
+	s.propsMu.RLock()
+	p := s.propsCache[ck]
+	s.propsMu.RUnlock()
+	if p != nil {
+		return p, nil
+	}
+	raw, err := s.effectiveRaw(typ, bucket)
+	if err != nil {
+		return nil, err
+	}
+	p = typedProps(bucket, raw)
+	s.propsMu.Lock()
+	if len(s.propsCache) >= 100_000 {
+		clear(s.propsCache)
+	}
+	s.propsCache[ck] = p
+	s.propsMu.Unlock()
+	return p, nil
+}
+
+func (s *Service) effectiveRaw(typ, bucket string) (map[string]json.RawMessage, error) {
+	raw := s.propsDefaults(typ)
+	if typ != core.DefaultType {
+		tp, err := s.readJSONMap(storage.KeyString(storage.TagType, typ))
+		if err != nil {
+			return nil, err
+		}
+		if tp == nil {
+			return nil, errUnknownType(typ)
+		}
+		for k, v := range tp {
+			raw[k] = v
+		}
+	}
+	bp, err := s.readJSONMap(storage.KeyString(storage.TagProps, typ, bucket))
+	if err != nil {
+		return nil, err
+	}
+	for k, v := range bp {
+		raw[k] = v
+	}
+	return raw, nil
+}
+
+// readJSONMap reads a stored JSON object; nil, nil when the key is absent.
+func (s *Service) readJSONMap(k []byte) (map[string]json.RawMessage, error) {
+	v, err := s.db.Get(k)
+	if errors.Is(err, storage.ErrNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("kv: read properties: %w", err)
+	}
+	m := map[string]json.RawMessage{}
+	if err := json.Unmarshal(v, &m); err != nil {
+		return nil, fmt.Errorf("kv: corrupt stored properties: %w", err)
+	}
+	return m, nil
+}
+
+// SetProps merges changes into a bucket's properties after validating them. Invalid
+// values give an EINVALID *core.Error whose Reasons map each bad property to the
+// reference system's reason.
+func (s *Service) SetProps(ctx context.Context, typ, bucket string, changes map[string]json.RawMessage) error {
+	return s.setProps(storage.KeyString(storage.TagProps, typ, bucket), typ, bucket, changes)
+}
+
+// ResetProps removes a bucket's own properties, so that it has its type's again.
+func (s *Service) ResetProps(ctx context.Context, typ, bucket string) error {
+	if _, err := s.Props(ctx, typ, bucket); err != nil {
+		return err
+	}
+	s.propsWriteMu.Lock()
+	defer s.propsWriteMu.Unlock()
+	if err := s.db.Delete(storage.KeyString(storage.TagProps, typ, bucket), true); err != nil {
+		return fmt.Errorf("kv: reset props %s: %w", bucket, err)
+	}
+	s.invalidateProps()
+	return nil
+}
+
+// TypeProps returns the properties of a bucket type (its defaults and settings).
+func (s *Service) TypeProps(ctx context.Context, typ string) (*core.BucketProps, error) {
+	raw, err := s.effectiveRaw(typ, "\x00")
+	if err != nil {
+		return nil, err
+	}
+	p := typedProps(typ, raw)
+	delete(p.Raw, core.PropName)
+	return p, nil
+}
+
+// SetTypeProps merges changes into an existing bucket type's properties.
+func (s *Service) SetTypeProps(ctx context.Context, typ string, changes map[string]json.RawMessage) error {
+	if typ != core.DefaultType {
+		if _, err := s.TypeProps(ctx, typ); err != nil {
+			return err
+		}
+	}
+	return s.setProps(storage.KeyString(storage.TagType, typ), typ, "\x00", changes)
+}
+
+// CreateType creates (or re-creates with new settings) a bucket type. "default" always
+// exists and cannot be created.
+func (s *Service) CreateType(ctx context.Context, typ string, props map[string]json.RawMessage) error {
+	if typ == "" || typ == core.DefaultType {
+		return &core.Error{Code: core.EINVALID, Message: fmt.Sprintf("bucket type %q cannot be created\n", typ)}
+	}
+	k := storage.KeyString(storage.TagType, typ)
+	s.propsWriteMu.Lock()
+	if err := s.db.Put(k, []byte("{}"), true); err != nil {
+		s.propsWriteMu.Unlock()
+		return fmt.Errorf("kv: create type %s: %w", typ, err)
+	}
+	s.propsWriteMu.Unlock()
+	s.invalidateProps()
+	if len(props) == 0 {
+		return nil
+	}
+	return s.setProps(k, typ, "\x00", props)
+}
+
+func (s *Service) setProps(k []byte, typ, bucket string, changes map[string]json.RawMessage) error {
+	s.propsWriteMu.Lock()
+	defer s.propsWriteMu.Unlock()
+	current, err := s.effectiveRaw(typ, bucket)
+	if err != nil {
+		return err
+	}
+	norm, reasons := validateChanges(changes, current)
+	if len(reasons) > 0 {
+		return &core.Error{Code: core.EINVALID, Message: "invalid bucket properties", Reasons: reasons}
+	}
+	own, err := s.readJSONMap(k)
+	if err != nil {
+		return err
+	}
+	if own == nil {
+		own = map[string]json.RawMessage{}
+	}
+	for name, v := range norm {
+		own[name] = v
+	}
+	b, err := json.Marshal(own)
+	if err != nil {
+		return fmt.Errorf("kv: encode props: %w", err)
+	}
+	if err := s.db.Put(k, b, true); err != nil {
+		return fmt.Errorf("kv: set props %s: %w", bucket, err)
+	}
+	s.invalidateProps()
+	return nil
+}
+
+func (s *Service) invalidateProps() {
+	s.propsMu.Lock()
+	clear(s.propsCache)
+	s.propsMu.Unlock()
+}

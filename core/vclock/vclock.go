@@ -1,0 +1,210 @@
+// Package vclock implements Cairn's causal clocks: version vectors with one entry per
+// actor (a node id persisted in the data directory), dots that identify the write that
+// produced each sibling (dotted version vectors), pruning by the reference system's
+// small/big/young/old_vclock bucket properties, and a compact, strictly validated binary
+// encoding that clients receive base64-encoded and send back unchanged.
+//
+// A VClock value is immutable by convention: every method that "changes" a clock
+// returns a new one and leaves its receiver untouched.
+package vclock
+
+import (
+	"bytes"
+	"sort"
+	"time"
+)
+
+// Entry is one actor's component of a clock: how many writes it has coordinated and
+// when it last did (unix seconds, used only for pruning).
+type Entry struct {
+	Actor     string
+	Counter   uint64
+	Timestamp int64
+}
+
+// VClock is a version vector: entries sorted by Actor, at most one per actor, every
+// Counter > 0. The zero value (nil) is the empty clock.
+type VClock []Entry
+
+// Dot identifies one write: the actor that coordinated it and the counter it assigned.
+type Dot struct {
+	Actor   string
+	Counter uint64
+}
+
+func (c VClock) find(actor string) (int, bool) {
+	i := sort.Search(len(c), func(i int) bool { return c[i].Actor >= actor })
+	return i, i < len(c) && c[i].Actor == actor
+}
+
+// Counter returns actor's counter, 0 when the clock has no entry for it.
+func (c VClock) Counter(actor string) uint64 {
+	if i, ok := c.find(actor); ok {
+		return c[i].Counter
+	}
+	return 0
+}
+
+// Covers reports whether the write identified by d happened before (or is) c.
+func (c VClock) Covers(d Dot) bool {
+	return d.Counter != 0 && c.Counter(d.Actor) >= d.Counter
+}
+
+// Descends reports whether c is equal to or later than o: every counter of o is at most
+// the matching counter of c. Every clock descends the empty clock.
+func (c VClock) Descends(o VClock) bool {
+	for _, e := range o {
+		if c.Counter(e.Actor) < e.Counter {
+			return false
+		}
+	}
+	return true
+}
+
+// Equal reports whether c and o hold the same counters (timestamps are ignored).
+func (c VClock) Equal(o VClock) bool {
+	return c.Descends(o) && o.Descends(c)
+}
+
+// Concurrent reports whether neither clock descends the other.
+func (c VClock) Concurrent(o VClock) bool {
+	return !c.Descends(o) && !o.Descends(c)
+}
+
+// Merge returns the least upper bound of a and b: for each actor the larger counter and
+// the later timestamp.
+func Merge(a, b VClock) VClock {
+	out := make(VClock, 0, len(a)+len(b))
+	i, j := 0, 0
+	for i < len(a) || j < len(b) {
+		switch {
+		case j == len(b) || (i < len(a) && a[i].Actor < b[j].Actor):
+			out = append(out, a[i])
+			i++
+		case i == len(a) || b[j].Actor < a[i].Actor:
+			out = append(out, b[j])
+			j++
+		default:
+			e := a[i]
+			if b[j].Counter > e.Counter {
+				e.Counter = b[j].Counter
+			}
+			if b[j].Timestamp > e.Timestamp {
+				e.Timestamp = b[j].Timestamp
+			}
+			out = append(out, e)
+			i++
+			j++
+		}
+	}
+	return out
+}
+
+// Increment returns a copy of c in which actor's counter is one more than before and its
+// timestamp is now. The new counter is also returned as a Dot naming this event.
+func (c VClock) Increment(actor string, now time.Time) (VClock, Dot) {
+	i, ok := c.find(actor)
+	out := make(VClock, 0, len(c)+1)
+	out = append(out, c[:i]...)
+	var e Entry
+	if ok {
+		e = c[i]
+		i++
+	}
+	e.Actor = actor
+	e.Counter++
+	e.Timestamp = now.Unix()
+	out = append(out, e)
+	out = append(out, c[i:]...)
+	return out, Dot{Actor: actor, Counter: e.Counter}
+}
+
+// PruneOptions are a bucket's clock-pruning properties. A clock with at most Small
+// entries is never pruned; otherwise its oldest entries are dropped, oldest first, while
+// the oldest is at least Young old and either the clock has more than Big entries or the
+// oldest is more than Old old.
+type PruneOptions struct {
+	Small, Big int
+	Young, Old time.Duration
+	// Keep names an actor that is never pruned (the local node: dropping its entry would
+	// restart its counter and reuse dots).
+	Keep string
+}
+
+// Prune applies the reference system's pruning rule and returns the pruned clock.
+func (c VClock) Prune(now time.Time, p PruneOptions) VClock {
+	if len(c) <= p.Small {
+		return c
+	}
+	byAge := make(VClock, 0, len(c))
+	var kept []Entry
+	for _, e := range c {
+		if p.Keep != "" && e.Actor == p.Keep {
+			kept = append(kept, e)
+			continue
+		}
+		byAge = append(byAge, e)
+	}
+	sort.SliceStable(byAge, func(i, j int) bool { return byAge[i].Timestamp < byAge[j].Timestamp })
+	nowSec := now.Unix()
+	young, old := int64(p.Young/time.Second), int64(p.Old/time.Second)
+	for len(byAge) > 0 && len(byAge)+len(kept) > p.Small {
+		age := nowSec - byAge[0].Timestamp
+		if age < young {
+			break
+		}
+		if len(byAge)+len(kept) > p.Big || age > old {
+			byAge = byAge[1:]
+			continue
+		}
+		break
+	}
+	out := append(byAge[:len(byAge):len(byAge)], kept...)
+	sort.Slice(out, func(i, j int) bool { return out[i].Actor < out[j].Actor })
+	return out
+}
+
+// Clone returns a copy of c that shares no memory with it.
+func (c VClock) Clone() VClock {
+	if c == nil {
+		return nil
+	}
+	return append(VClock(nil), c...)
+}
+
+// String is a readable form for logs and test failures, e.g. "{n1:3@1700000000}".
+func (c VClock) String() string {
+	var b bytes.Buffer
+	b.WriteByte('{')
+	for i, e := range c {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(e.Actor)
+		b.WriteByte(':')
+		b.WriteString(uitoa(e.Counter))
+		b.WriteByte('@')
+		if e.Timestamp < 0 {
+			b.WriteByte('-')
+			b.WriteString(uitoa(uint64(-e.Timestamp)))
+		} else {
+			b.WriteString(uitoa(uint64(e.Timestamp)))
+		}
+	}
+	b.WriteByte('}')
+	return b.String()
+}
+
+func uitoa(v uint64) string {
+	var buf [20]byte
+	i := len(buf)
+	for {
+		i--
+		buf[i] = byte('0' + v%10)
+		v /= 10
+		if v == 0 {
+			break
+		}
+	}
+	return string(buf[i:])
+}
