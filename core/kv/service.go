@@ -41,9 +41,9 @@ type Config struct {
 
 // Observer receives per-operation measurements, e.g. for /stats.
 type Observer interface {
-	ObserveGet(d time.Duration, size, siblings int)
-	ObservePut(d time.Duration, size int)
-	ObserveDelete(d time.Duration)
+	RecordGet(d time.Duration, size, siblings int)
+	RecordPut(d time.Duration, size int)
+	RecordDelete(d time.Duration)
 }
 
 // Service is the key-value service. It is safe for concurrent use; Close stops its
@@ -218,7 +218,7 @@ func (s *Service) Get(ctx context.Context, typ, bucket, key string, opts GetOpti
 		for i := range o.Siblings {
 			size += len(o.Siblings[i].Value)
 		}
-		s.cfg.Observer.ObserveGet(time.Since(start), size, len(o.Siblings))
+		s.cfg.Observer.RecordGet(time.Since(start), size, len(o.Siblings))
 	}
 	return o, nil
 }
@@ -274,7 +274,7 @@ func (s *Service) Put(ctx context.Context, req *PutRequest) (*core.Object, error
 		return nil, err
 	}
 	if s.cfg.Observer != nil {
-		s.cfg.Observer.ObservePut(time.Since(start), len(req.Value.Value))
+		s.cfg.Observer.RecordPut(time.Since(start), len(req.Value.Value))
 	}
 	return obj, nil
 }
@@ -310,7 +310,7 @@ func (s *Service) Delete(ctx context.Context, typ, bucket, key string, opts Dele
 	sync := opts.DW.Resolve(p.NVal, p.DW) >= 1
 	obj, err := s.write(ctx, p, typ, bucket, key, ctxClock, tomb, sync, opts.Precondition, opts.Context == nil)
 	if err == nil && s.cfg.Observer != nil {
-		s.cfg.Observer.ObserveDelete(time.Since(start))
+		s.cfg.Observer.RecordDelete(time.Since(start))
 	}
 	return obj, err
 }

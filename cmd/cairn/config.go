@@ -1,0 +1,161 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/cairnkv/cairn/core/server"
+)
+
+// errHelp means the user asked for the flag list, which has been printed.
+var errHelp = errors.New("help requested")
+
+// option binds one setting to its flag, its CAIRN_* variable and its config-file key
+// (the flag name).
+type option struct {
+	name  string
+	usage string
+	get   func(c *server.Config) string
+	set   func(c *server.Config, v string) error
+}
+
+func strOpt(name, usage string, p func(c *server.Config) *string) option {
+	return option{name, usage,
+		func(c *server.Config) string { return *p(c) },
+		func(c *server.Config, v string) error { *p(c) = v; return nil }}
+}
+
+func options() []option {
+	return []option{
+		strOpt("kv-listen", "address of the key-value HTTP interface", func(c *server.Config) *string { return &c.KVListen }),
+		strOpt("s3-listen", "address of the object-storage interface (reserved: served by a later release)", func(c *server.Config) *string { return &c.S3Listen }),
+		strOpt("data-dir", "directory of the store", func(c *server.Config) *string { return &c.DataDir }),
+		strOpt("dialect", "names the server writes: store (X-Store-*, /store) or riak (X-Riak-*, /riak)", func(c *server.Config) *string { return &c.Dialect }),
+		strOpt("log-level", "debug, info, warn or error", func(c *server.Config) *string { return &c.LogLevel }),
+		strOpt("log-format", "text or json", func(c *server.Config) *string { return &c.LogFormat }),
+		strOpt("node-name", "node name shown in /stats", func(c *server.Config) *string { return &c.NodeName }),
+		{"max-object-size", "largest value stored, in bytes",
+			func(c *server.Config) string { return strconv.FormatInt(c.MaxObjectSize, 10) },
+			func(c *server.Config, v string) (err error) { c.MaxObjectSize, err = parseSize(v); return }},
+		{"cache-size", "LevelDB block cache in bytes (0: default)",
+			func(c *server.Config) string { return strconv.Itoa(c.CacheSize) },
+			func(c *server.Config, v string) error { n, err := parseSize(v); c.CacheSize = int(n); return err }},
+		{"delete-reap-delay", "how long tombstones stay visible after a delete",
+			func(c *server.Config) string { return c.DeleteReapDelay.String() },
+			func(c *server.Config, v string) (err error) { c.DeleteReapDelay, err = time.ParseDuration(v); return }},
+		{"shutdown-timeout", "how long a graceful shutdown waits for in-flight requests",
+			func(c *server.Config) string { return c.ShutdownTimeout.String() },
+			func(c *server.Config, v string) (err error) { c.ShutdownTimeout, err = time.ParseDuration(v); return }},
+	}
+}
+
+// parseSize accepts a byte count with an optional KiB/MiB/GiB suffix.
+func parseSize(v string) (int64, error) {
+	mult := int64(1)
+	for suf, m := range map[string]int64{"KiB": 1 << 10, "MiB": 1 << 20, "GiB": 1 << 30} {
+		if strings.HasSuffix(v, suf) {
+			v, mult = strings.TrimSuffix(v, suf), m
+		}
+	}
+	n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+	if err != nil || n < 0 {
+		return 0, fmt.Errorf("%q is not a size in bytes (e.g. 1048576 or 50MiB)", v)
+	}
+	return n * mult, nil
+}
+
+func envName(flagName string) string {
+	return "CAIRN_" + strings.ToUpper(strings.ReplaceAll(flagName, "-", "_"))
+}
+
+// loadConfig builds the configuration: defaults, config file, environment, flags.
+func loadConfig(args []string, getenv func(string) string, stderr io.Writer) (server.Config, error) {
+	cfg := server.DefaultConfig()
+	opts := options()
+
+	path := getenv("CAIRN_CONFIG")
+	for i, a := range args {
+		switch {
+		case a == "--config" || a == "-config":
+			if i+1 < len(args) {
+				path = args[i+1]
+			}
+		case strings.HasPrefix(a, "--config="), strings.HasPrefix(a, "-config="):
+			path = a[strings.Index(a, "=")+1:]
+		}
+	}
+	if path != "" {
+		if err := applyFile(&cfg, path, opts); err != nil {
+			return cfg, err
+		}
+	}
+	for _, o := range opts {
+		if v, ok := lookupEnv(getenv, envName(o.name)); ok {
+			if err := o.set(&cfg, v); err != nil {
+				return cfg, fmt.Errorf("%s: %w", envName(o.name), err)
+			}
+		}
+	}
+	fs := flag.NewFlagSet("cairn serve", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.String("config", path, "JSON config file whose keys are the flag names (env CAIRN_CONFIG)")
+	for _, o := range opts {
+		o := o
+		fs.Func(o.name, fmt.Sprintf("%s (env %s, default %q)", o.usage, envName(o.name), o.get(&cfg)), func(v string) error {
+			return o.set(&cfg, v)
+		})
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return cfg, errHelp
+		}
+		return cfg, err
+	}
+	if fs.NArg() > 0 {
+		return cfg, fmt.Errorf("unexpected arguments: %v", fs.Args())
+	}
+	return cfg, cfg.Validate()
+}
+
+func lookupEnv(getenv func(string) string, name string) (string, bool) {
+	v := getenv(name)
+	return v, v != ""
+}
+
+func applyFile(cfg *server.Config, path string, opts []option) error {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return fmt.Errorf("config file: %w", err)
+	}
+	var m map[string]json.RawMessage
+	dec := json.NewDecoder(bytes.NewReader(data))
+	if err := dec.Decode(&m); err != nil {
+		return fmt.Errorf("config file %s: %w", path, err)
+	}
+	known := map[string]option{}
+	for _, o := range opts {
+		known[o.name] = o
+	}
+	for k, raw := range m {
+		o, ok := known[k]
+		if !ok {
+			return fmt.Errorf("config file %s: unknown setting %q", path, k)
+		}
+		var s string
+		if err := json.Unmarshal(raw, &s); err != nil {
+			s = string(raw) // numbers are accepted unquoted
+		}
+		if err := o.set(cfg, s); err != nil {
+			return fmt.Errorf("config file %s: %s: %w", path, k, err)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,53 @@
+// Command cairn is the Cairn server and its command-line tools.
+//
+//	cairn [serve] [flags]   run the server (the default command)
+//	cairn version           print the version
+//
+// Settings come from the embedded defaults, then an optional JSON config file
+// (--config or CAIRN_CONFIG), then CAIRN_* environment variables, then flags.
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := run(ctx, os.Args[1:], os.Getenv, os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}
+
+// run executes one command and returns the process exit code.
+func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) int {
+	cmd := "serve"
+	if len(args) > 0 && len(args[0]) > 0 && args[0][0] != '-' {
+		cmd, args = args[0], args[1:]
+	}
+	switch cmd {
+	case "serve":
+		return serve(ctx, args, getenv, stdout, stderr)
+	case "version":
+		fmt.Fprintf(stdout, "cairn %s\n", version())
+		return 0
+	case "help", "-h", "--help":
+		usage(stdout)
+		return 0
+	default:
+		fmt.Fprintf(stderr, "cairn: unknown command %q\n\n", cmd)
+		usage(stderr)
+		return 2
+	}
+}
+
+func usage(w io.Writer) {
+	fmt.Fprint(w, `Usage:
+  cairn [serve] [flags]   run the server (default); "cairn serve -h" lists the flags
+  cairn version           print the version
+`)
+}

@@ -1,0 +1,57 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+
+	"github.com/cairnkv/cairn/core/server"
+)
+
+func serve(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) int {
+	cfg, err := loadConfig(args, getenv, stderr)
+	if err != nil {
+		if errors.Is(err, errHelp) {
+			return 0
+		}
+		fmt.Fprintf(stderr, "cairn: %v\n", err)
+		return 2
+	}
+	log := newLogger(cfg, stderr)
+	srv, err := server.New(cfg, version(), log)
+	if err != nil {
+		if errors.Is(err, server.ErrDataDirLocked) {
+			fmt.Fprintf(stderr, "cairn: data directory %s is in use by another cairn process; stop it or choose another --data-dir\n", cfg.DataDir)
+			return 1
+		}
+		fmt.Fprintf(stderr, "cairn: %v\n", err)
+		return 1
+	}
+	if err := srv.Start(); err != nil {
+		srv.Close()
+		fmt.Fprintf(stderr, "cairn: %v\n", err)
+		return 1
+	}
+	c := srv.Config()
+	fmt.Fprintf(stdout, "cairn %s: key-value interface listening on http://%s\n", version(), srv.KVAddr())
+	fmt.Fprintf(stdout, "cairn: data directory %s (dialect %s)\n", c.DataDir, c.Dialect)
+	log.Info("object-storage interface not served by this release", "s3-listen", c.S3Listen)
+	if err := srv.Wait(ctx); err != nil {
+		fmt.Fprintf(stderr, "cairn: %v\n", err)
+		return 1
+	}
+	fmt.Fprintln(stdout, "cairn: stopped")
+	return 0
+}
+
+func newLogger(cfg server.Config, w io.Writer) *slog.Logger {
+	var level slog.Level
+	_ = level.UnmarshalText([]byte(cfg.LogLevel))
+	opts := &slog.HandlerOptions{Level: level}
+	if cfg.LogFormat == "json" {
+		return slog.New(slog.NewJSONHandler(w, opts))
+	}
+	return slog.New(slog.NewTextHandler(w, opts))
+}

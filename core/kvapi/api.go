@@ -1,0 +1,210 @@
+// Package kvapi serves Cairn's key-value HTTP interface: the old (/store, /riak) and new
+// (/buckets, /types/T/buckets) URL forms over core/kv. Handlers parse a request into core
+// types, call the service, and write the answer; every error goes through writeError.
+package kvapi
+
+import (
+	"log/slog"
+	"net/http"
+	"net/url"
+	"sort"
+	"strings"
+
+	"github.com/gorilla/mux"
+
+	"github.com/cairnkv/cairn/core"
+	"github.com/cairnkv/cairn/core/httpx"
+	"github.com/cairnkv/cairn/core/kv"
+	"github.com/cairnkv/cairn/core/kvapi/wire"
+)
+
+// Config configures the KV interface.
+type Config struct {
+	// Dialect chooses the names the server writes (paths, headers, link tags, resource
+	// names). Requests may use either dialect.
+	Dialect wire.Dialect
+	// Version is the server version reported by /stats.
+	Version string
+	// Stats, if set, is served at /stats (the reference's flat JSON report).
+	Stats func(prefix string) map[string]any
+	// Metrics, if set, is served at /metrics (Prometheus exposition).
+	Metrics http.Handler
+	// Logger receives internal errors (default slog.Default()).
+	Logger *slog.Logger
+}
+
+// API is the KV interface.
+type API struct {
+	kv  *kv.Service
+	cfg Config
+	d   wire.Dialect
+	log *slog.Logger
+
+	// resources lists (name, path) of every route without a guard whose first segment is
+	// literal, for the / listing.
+	resources []resourceLink
+}
+
+type resourceLink struct{ name, path string }
+
+// New returns the KV interface over svc.
+func New(svc *kv.Service, cfg Config) *API {
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	return &API{kv: svc, cfg: cfg, d: cfg.Dialect, log: cfg.Logger}
+}
+
+// loc is the place a request addresses.
+type loc struct {
+	api    wire.API
+	typ    string
+	bucket string
+	key    string
+}
+
+// resource is one webmachine-style resource: the methods it allows, in the order the
+// Allow header lists them.
+type resource struct {
+	name    string
+	methods []string
+	handle  func(w http.ResponseWriter, r *http.Request, l loc)
+}
+
+// Handler returns the routed handler with path normalisation in front.
+func (a *API) Handler() http.Handler {
+	r := mux.NewRouter().UseEncodedPath().SkipClean(true)
+	r.NotFoundHandler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		writeStatusPage(w, r, http.StatusNotFound)
+	})
+	r.MethodNotAllowedHandler = r.NotFoundHandler
+	r.Use(httpx.RouteName)
+	a.routes(r)
+	return normalizePath(r)
+}
+
+func (a *API) routes(r *mux.Router) {
+	object := a.objectResource()
+	create := a.createResource()
+	props := a.propsResource(false)
+	propsNew := a.propsResource(true)
+	oldPrefix := "/{prefix:store|riak}"
+
+	// Old API (/store or /riak), in the reference's route order.
+	a.route(r, create, wire.APIOld, oldPrefix+"/{bucket}", true).MatcherFunc(isPost)
+	a.route(r, props, wire.APIOld, oldPrefix+"/{bucket}", true).MatcherFunc(wantsOldProps)
+	a.route(r, object, wire.APIOld, oldPrefix+"/{bucket}/{key}", false)
+
+	// New API, default type and typed.
+	for _, p := range []struct {
+		prefix string
+		api    wire.API
+	}{{"", wire.APIBuckets}, {"/types/{type}", wire.APITyped}} {
+		a.route(r, propsNew, p.api, p.prefix+"/buckets/{bucket}/props", false)
+		a.route(r, create, p.api, p.prefix+"/buckets/{bucket}/keys", true).MatcherFunc(isPost)
+		a.route(r, object, p.api, p.prefix+"/buckets/{bucket}/keys/{key}", false)
+	}
+	a.route(r, a.typePropsResource(), wire.APITyped, "/types/{type}/props", false)
+
+	a.route(r, a.statsResource(), 0, "/stats", false)
+	a.route(r, a.pingResource(), 0, "/ping", false)
+	if a.cfg.Metrics != nil {
+		r.Handle("/metrics", a.cfg.Metrics).Name("metrics")
+	}
+	a.route(r, a.listResource(), 0, "/", true)
+}
+
+// route registers res at path. guarded routes are left out of the / listing, as the
+// reference's urlmap does.
+func (a *API) route(r *mux.Router, res resource, api wire.API, path string, guarded bool) *mux.Route {
+	if !guarded {
+		first := strings.SplitN(strings.TrimPrefix(path, "/"), "/", 2)[0]
+		if first != "" && !strings.Contains(first, "{") {
+			a.resources = append(a.resources, resourceLink{a.d.Resource(res.name), "/" + first})
+		} else if strings.HasPrefix(first, "{prefix") {
+			a.resources = append(a.resources, resourceLink{a.d.Resource(res.name), a.d.Prefix()})
+		}
+	}
+	allow := strings.Join(res.methods, ", ")
+	h := func(w http.ResponseWriter, req *http.Request) {
+		if !allowed(res.methods, req.Method) {
+			w.Header().Set("Allow", allow)
+			writeStatusPage(w, req, http.StatusMethodNotAllowed)
+			return
+		}
+		vars := mux.Vars(req)
+		l := loc{api: api, typ: core.DefaultType}
+		if t, ok := vars["type"]; ok {
+			l.typ = wire.Unquote(t)
+		}
+		l.bucket = wire.Unquote(vars["bucket"])
+		l.key = wire.Unquote(vars["key"])
+		res.handle(w, req, l)
+	}
+	return r.HandleFunc(path, h).Name(res.name)
+}
+
+func allowed(methods []string, m string) bool {
+	for _, x := range methods {
+		if x == m {
+			return true
+		}
+	}
+	return false
+}
+
+func isPost(r *http.Request, _ *mux.RouteMatch) bool { return r.Method == http.MethodPost }
+
+// wantsOldProps is the guard of the old-API props route: props not false and no key
+// listing asked for.
+func wantsOldProps(r *http.Request, _ *mux.RouteMatch) bool {
+	q := r.URL.Query()
+	k := q.Get("keys")
+	return q.Get("props") != "false" && k != "true" && k != "stream"
+}
+
+// normalizePath drops empty path segments (so /buckets/b/keys/ ≡ /buckets/b/keys), as
+// webmachine's tokenizer does, keeping percent-encoding intact for the router.
+func normalizePath(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		p := r.URL.EscapedPath()
+		if strings.Contains(p, "//") || (len(p) > 1 && strings.HasSuffix(p, "/")) {
+			parts := strings.Split(p, "/")
+			kept := parts[:0]
+			for _, s := range parts {
+				if s != "" {
+					kept = append(kept, s)
+				}
+			}
+			clean := "/" + strings.Join(kept, "/")
+			u := *r.URL
+			u.RawPath = clean
+			if dec, err := url.PathUnescape(clean); err == nil {
+				u.Path = dec
+			}
+			r2 := r.Clone(r.Context())
+			r2.URL = &u
+			r = r2
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// resourceList returns the / listing: sorted and de-duplicated.
+func (a *API) resourceList() []resourceLink {
+	seen := map[resourceLink]bool{}
+	var out []resourceLink
+	for _, l := range a.resources {
+		if !seen[l] {
+			seen[l] = true
+			out = append(out, l)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].name != out[j].name {
+			return out[i].name < out[j].name
+		}
+		return out[i].path < out[j].path
+	})
+	return out
+}

@@ -1,0 +1,93 @@
+package kvapi
+
+import (
+	"bytes"
+	"encoding/json"
+	"html"
+	"net/http"
+
+	"github.com/cairnkv/cairn/core/kvapi/wire"
+)
+
+var wireNegotiate = wire.Negotiate
+
+func (a *API) pingResource() resource {
+	return resource{name: "kv_wm_ping", methods: []string{"HEAD", "GET"}, handle: func(w http.ResponseWriter, r *http.Request, _ loc) {
+		a.writeBody(w, r, http.StatusOK, "text/html", []byte("OK"))
+	}}
+}
+
+// statsResource serves /stats: compact JSON, or the same pretty-printed as text/plain.
+func (a *API) statsResource() resource {
+	return resource{name: "kv_wm_stats", methods: []string{"HEAD", "GET"}, handle: func(w http.ResponseWriter, r *http.Request, _ loc) {
+		if a.cfg.Stats == nil {
+			writeStatusPage(w, r, http.StatusNotFound)
+			return
+		}
+		ct, ok := negotiate(r, "application/json", "text/plain")
+		if !ok {
+			writeStatusPage(w, r, http.StatusNotAcceptable)
+			return
+		}
+		report := a.cfg.Stats(a.d.String())
+		var b []byte
+		var err error
+		if ct == "text/plain" {
+			b, err = json.MarshalIndent(report, "", "    ")
+		} else {
+			b, err = json.Marshal(report)
+		}
+		if err != nil {
+			a.writeError(w, r, err)
+			return
+		}
+		w.Header()["Vary"] = []string{"Accept, Accept-Encoding"}
+		a.writeBody(w, r, http.StatusOK, ct, b)
+	}}
+}
+
+// listResource serves / : every resource and its path, as HTML or JSON, with a Link
+// header naming each.
+func (a *API) listResource() resource {
+	return resource{name: "core_wm_urlmap", methods: []string{"HEAD", "GET"}, handle: func(w http.ResponseWriter, r *http.Request, _ loc) {
+		list := a.resourceList()
+		var link bytes.Buffer
+		for i, l := range list {
+			if i > 0 {
+				link.WriteByte(',')
+			}
+			link.WriteString("<" + l.path + `>; rel="` + l.name + `"`)
+		}
+		h := w.Header()
+		h["Link"] = []string{link.String()}
+		h["Vary"] = []string{"Accept"}
+		ct, ok := negotiate(r, "text/html", "application/json")
+		if !ok {
+			writeStatusPage(w, r, http.StatusNotAcceptable)
+			return
+		}
+		var body bytes.Buffer
+		if ct == "application/json" {
+			// The reference emits an object with duplicate keys (one per path), in order.
+			body.WriteByte('{')
+			for i, l := range list {
+				if i > 0 {
+					body.WriteByte(',')
+				}
+				k, _ := json.Marshal(l.name)
+				v, _ := json.Marshal(l.path)
+				body.Write(k)
+				body.WriteByte(':')
+				body.Write(v)
+			}
+			body.WriteByte('}')
+		} else {
+			body.WriteString("<html><body><ul>")
+			for _, l := range list {
+				body.WriteString(`<li><a href="` + html.EscapeString(l.path) + `">` + html.EscapeString(l.name) + "</a></li>")
+			}
+			body.WriteString("</ul></body></html>")
+		}
+		a.writeBody(w, r, http.StatusOK, ct, body.Bytes())
+	}}
+}

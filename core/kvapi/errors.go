@@ -1,0 +1,111 @@
+package kvapi
+
+import (
+	"encoding/json"
+	"errors"
+	"net/http"
+	"strconv"
+
+	"github.com/cairnkv/cairn/core"
+	"github.com/cairnkv/cairn/core/httpx"
+)
+
+// statusOf maps error codes to HTTP statuses for this interface.
+var statusOf = map[string]int{
+	core.EINVALID:      http.StatusBadRequest,
+	core.ENOTFOUND:     http.StatusNotFound,
+	core.EFORBIDDEN:    http.StatusForbidden,
+	core.ECONFLICT:     http.StatusConflict,
+	core.EPRECONDITION: http.StatusPreconditionFailed,
+	core.ENOTMODIFIED:  http.StatusNotModified,
+	core.ETOOLARGE:     http.StatusRequestEntityTooLarge,
+	core.EMEDIATYPE:    http.StatusUnsupportedMediaType,
+	core.ENOTACCEPT:    http.StatusNotAcceptable,
+	core.EUNAVAILABLE:  http.StatusServiceUnavailable,
+	core.EINTERNAL:     http.StatusInternalServerError,
+}
+
+// writeError is the one place a KV error becomes a response:
+//   - a *core.Error with Reasons → its status and a JSON object of the reasons;
+//   - a *core.Error with a Message → its status and the message as text/plain (the
+//     reference's bodies are carried verbatim in Message);
+//   - a *core.Error without a message → its status and the webmachine status page;
+//   - a request body over the limit → 413;
+//   - anything else → logged with the request id, and a 500 page that names the id.
+func (a *API) writeError(w http.ResponseWriter, r *http.Request, err error) {
+	var mbe *http.MaxBytesError
+	if errors.As(err, &mbe) {
+		writeText(w, http.StatusRequestEntityTooLarge, "Object exceeds the maximum size of "+strconv.FormatInt(mbe.Limit, 10)+" bytes\n")
+		return
+	}
+	e := core.AsError(err)
+	if e == nil || e.Code == core.EINTERNAL && e.Message == "" {
+		id := httpx.RequestIDFrom(r.Context())
+		a.log.Error("kv: internal error", "method", r.Method, "path", r.URL.Path, "request_id", id, "err", err)
+		writeHTML(w, http.StatusInternalServerError, internalPage("internal error; request id "+id))
+		return
+	}
+	status := statusOf[e.Code]
+	if status == 0 {
+		status = http.StatusInternalServerError
+	}
+	switch {
+	case len(e.Reasons) > 0:
+		b, _ := json.Marshal(e.Reasons)
+		httpx.WriteFull(w, status, "application/json", b)
+	case status == http.StatusNotModified:
+		w.Header().Del("Content-Type")
+		w.WriteHeader(status)
+	case e.Message != "":
+		writeText(w, status, e.Message)
+	default:
+		writeStatusPage(w, r, status)
+	}
+}
+
+func writeText(w http.ResponseWriter, status int, body string) {
+	httpx.WriteFull(w, status, "text/plain", []byte(body))
+}
+
+func writeHTML(w http.ResponseWriter, status int, body string) {
+	httpx.WriteFull(w, status, "text/html", []byte(body))
+}
+
+const serverSignature = "<ADDRESS>cairn web server</ADDRESS>"
+
+// writeStatusPage writes the reference system's HTML page for a status whose resource
+// wrote no body.
+func writeStatusPage(w http.ResponseWriter, r *http.Request, status int) {
+	switch status {
+	case http.StatusNotFound:
+		writeHTML(w, status, "<HTML><HEAD><TITLE>404 Not Found</TITLE></HEAD><BODY><H1>Not Found</H1>The requested document was not found on this server.<P><HR>"+serverSignature+"</BODY></HTML>")
+	case http.StatusServiceUnavailable:
+		writeHTML(w, status, "<html><head><title>503 Service Unavailable</title></head><body><h1>Service Unavailable</h1>The server is currently unable to handle the request due to a temporary overloading or maintenance of the server.<br><P><HR>"+serverSignature+"</body></html>")
+	case http.StatusNotModified:
+		w.WriteHeader(status)
+	default:
+		phrase := http.StatusText(status)
+		writeHTML(w, status, "<html><head><title>"+strconv.Itoa(status)+" "+phrase+"</title></head><body><h1>"+phrase+"</h1>"+phrase+"<p><hr><address>cairn web server</address></body></html>")
+	}
+}
+
+func internalPage(reason string) string {
+	return "<html><head><title>500 Internal Server Error</title></head><body><h1>Internal Server Error</h1>The server encountered an error while processing this request:<br><pre>" + reason + "</pre><P><HR>" + serverSignature + "</body></html>"
+}
+
+// bodyless returns err as the same error without a message, so that writeError sends
+// the status page (the reference's props and keylist resources have no 404 body).
+func bodyless(err error) error {
+	if e := core.AsError(err); e != nil && e.Message != "" && len(e.Reasons) == 0 {
+		return &core.Error{Code: e.Code}
+	}
+	return err
+}
+
+func badRequest(msg string) error { return &core.Error{Code: core.EINVALID, Message: msg} }
+
+// WriteInternalError writes this interface's 500 page naming the request id; the
+// server's panic recovery uses it so a crash answers in the KV error format.
+func WriteInternalError(w http.ResponseWriter, r *http.Request, _ error) {
+	writeHTML(w, http.StatusInternalServerError, internalPage("internal error; request id "+httpx.RequestIDFrom(r.Context())))
+}

@@ -1,0 +1,387 @@
+package kvapi
+
+import (
+	"bytes"
+	"encoding/base64"
+	"io"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/cairnkv/cairn/core"
+	"github.com/cairnkv/cairn/core/httpx"
+	"github.com/cairnkv/cairn/core/kv"
+	"github.com/cairnkv/cairn/core/kvapi/wire"
+)
+
+var objectMethods = []string{"HEAD", "GET", "POST", "PUT", "DELETE"}
+
+func (a *API) objectResource() resource {
+	return resource{name: "kv_wm_object", methods: objectMethods, handle: func(w http.ResponseWriter, r *http.Request, l loc) {
+		switch r.Method {
+		case http.MethodGet, http.MethodHead:
+			a.getObject(w, r, l)
+		case http.MethodPut, http.MethodPost:
+			a.putObject(w, r, l, false)
+		case http.MethodDelete:
+			a.deleteObject(w, r, l)
+		}
+	}}
+}
+
+// createResource is POST to a bucket: a store with a server-assigned key.
+func (a *API) createResource() resource {
+	return resource{name: "kv_wm_object", methods: objectMethods, handle: func(w http.ResponseWriter, r *http.Request, l loc) {
+		l.key = core.NewKey()
+		a.putObject(w, r, l, true)
+	}}
+}
+
+// header returns a request header in either dialect (X-Store-suffix or X-Riak-suffix).
+func header(r *http.Request, suffix string) (string, bool) {
+	for _, p := range [...]string{"X-Riak-", "X-Store-"} {
+		if v, ok := r.Header[p+suffix]; ok && len(v) > 0 {
+			return v[0], true
+		}
+	}
+	return "", false
+}
+
+func (a *API) clockHeader(h http.Header, clock []byte) {
+	h[a.d.Header("Vclock")] = []string{base64.StdEncoding.EncodeToString(clock)}
+}
+
+// requestClock decodes the vector clock a client sent, if any.
+func requestClock(r *http.Request) ([]byte, bool, error) {
+	v, ok := header(r, "Vclock")
+	if !ok || v == "" {
+		return nil, false, nil
+	}
+	b, err := base64.StdEncoding.DecodeString(v)
+	if err != nil {
+		return nil, true, badRequest("Invalid vector clock: not base64\n")
+	}
+	return b, true, nil
+}
+
+func (a *API) getObject(w http.ResponseWriter, r *http.Request, l loc) {
+	q := r.URL.Query()
+	p, err := parseParams(q)
+	if err != nil {
+		a.writeError(w, r, err)
+		return
+	}
+	ctx, cancel := p.context(r.Context())
+	defer cancel()
+	obj, err := a.kv.Get(ctx, l.typ, l.bucket, l.key, kv.GetOptions{R: p.r, PR: p.pr})
+	if err != nil {
+		a.writeError(w, r, err)
+		return
+	}
+	if vtag, ok := q["vtag"]; ok {
+		for i := range obj.Siblings {
+			if obj.Siblings[i].VTag == vtag[0] {
+				a.writeValue(w, r, l, obj, &obj.Siblings[i], http.StatusOK)
+				return
+			}
+		}
+		writeStatusPage(w, r, http.StatusNotFound)
+		return
+	}
+	if obj.Deleted() {
+		a.writeTombstone(w, r, obj)
+		return
+	}
+	if len(obj.Siblings) == 1 {
+		a.writeValue(w, r, l, obj, &obj.Siblings[0], http.StatusOK)
+		return
+	}
+	a.writeSiblings(w, r, l, obj, http.StatusMultipleChoices)
+}
+
+// writeTombstone answers a fetch or delete of a deleted-but-visible object: 404 with the
+// Deleted header and the tombstone's clock, so a client can write over it.
+func (a *API) writeTombstone(w http.ResponseWriter, r *http.Request, obj *core.Object) {
+	h := w.Header()
+	h[a.d.Header("Deleted")] = []string{"true"}
+	a.clockHeader(h, obj.VClock)
+	writeText(w, http.StatusNotFound, "not found\n")
+}
+
+// writeValue writes one sibling with every fetch header.
+func (a *API) writeValue(w http.ResponseWriter, r *http.Request, l loc, obj *core.Object, s *core.Sibling, status int) {
+	ct := wire.FormatContentType(s.ContentType, s.Charset)
+	if s.ContentType == "" {
+		ct = "application/octet-stream"
+	}
+	if _, ok := wire.Negotiate(r.Header.Get("Accept"), []string{ct}); !ok {
+		writeStatusPage(w, r, http.StatusNotAcceptable)
+		return
+	}
+	h := w.Header()
+	a.clockHeader(h, obj.VClock)
+	h["Link"] = []string{wire.FormatLinks(s.Links, l.api, a.d, l.typ, l.bucket)}
+	for _, m := range s.Meta {
+		h[wire.MetaHeaderName(a.d, m.Name)] = append(h[wire.MetaHeaderName(a.d, m.Name)], m.Value)
+	}
+	for _, kv := range wire.FormatIndexHeaders(s.Indexes, a.d) {
+		h[kv[0]] = []string{kv[1]}
+	}
+	if s.Deleted {
+		h[a.d.Header("Deleted")] = []string{"true"}
+	}
+	etag := `"` + s.VTag + `"`
+	h["ETag"] = []string{etag}
+	h["Last-Modified"] = []string{wire.FormatHTTPDate(s.LastModified)}
+	if s.Encoding != "" {
+		h["Content-Encoding"] = []string{s.Encoding}
+	} else {
+		h["Vary"] = []string{"Accept-Encoding"}
+	}
+	if status == http.StatusOK && (r.Method == http.MethodGet || r.Method == http.MethodHead) {
+		if code := conditions(r).Evaluate(true, s.VTag, s.LastModified, true, time.Now()); code == http.StatusNotModified {
+			h.Del("Content-Type")
+			w.WriteHeader(http.StatusNotModified)
+			return
+		} else if code != 0 {
+			writeStatusPage(w, r, code)
+			return
+		}
+	}
+	a.writeBody(w, r, status, ct, s.Value)
+}
+
+// writeBody writes a complete body with Content-Length (none for HEAD).
+func (a *API) writeBody(w http.ResponseWriter, r *http.Request, status int, ct string, body []byte) {
+	if r.Method == http.MethodHead {
+		h := w.Header()
+		h["Content-Type"] = []string{ct}
+		h["Content-Length"] = []string{strconv.Itoa(len(body))}
+		w.WriteHeader(status)
+		return
+	}
+	httpx.WriteFull(w, status, ct, body)
+}
+
+// writeSiblings answers 300 Multiple Choices: the vtag list as text/plain, or every
+// sibling as multipart/mixed when the client prefers it.
+func (a *API) writeSiblings(w http.ResponseWriter, r *http.Request, l loc, obj *core.Object, status int) {
+	ct, ok := wire.Negotiate(r.Header.Get("Accept"), []string{"text/plain", "multipart/mixed"})
+	if !ok {
+		writeStatusPage(w, r, http.StatusNotAcceptable)
+		return
+	}
+	h := w.Header()
+	a.clockHeader(h, obj.VClock)
+	h["Vary"] = []string{"Accept, Accept-Encoding"}
+	etag := wire.ETagOfClock(obj.VClock)
+	h["ETag"] = []string{`"` + etag + `"`}
+	lm := obj.LastModified()
+	h["Last-Modified"] = []string{wire.FormatHTTPDate(lm)}
+	if status == http.StatusMultipleChoices && r.Method != http.MethodPut && r.Method != http.MethodPost {
+		if code := conditions(r).Evaluate(true, etag, lm, true, time.Now()); code == http.StatusNotModified {
+			h.Del("Content-Type")
+			w.WriteHeader(code)
+			return
+		} else if code != 0 {
+			writeStatusPage(w, r, code)
+			return
+		}
+	}
+	if ct == "text/plain" {
+		vtags := make([]string, len(obj.Siblings))
+		for i := range obj.Siblings {
+			vtags[i] = obj.Siblings[i].VTag
+		}
+		a.writeBody(w, r, status, "text/plain", wire.SiblingsText(vtags))
+		return
+	}
+	boundary := wire.NewBoundary()
+	parts := make([]wire.Part, len(obj.Siblings))
+	for i := range obj.Siblings {
+		parts[i] = a.siblingPart(l, &obj.Siblings[i])
+	}
+	var buf bytes.Buffer
+	wire.WriteMultipart(&buf, boundary, parts)
+	a.writeBody(w, r, status, wire.MultipartContentType(boundary), buf.Bytes())
+}
+
+// siblingPart renders one sibling as a multipart part with the reference's header order.
+func (a *API) siblingPart(l loc, s *core.Sibling) wire.Part {
+	return wire.Part{Headers: wire.SiblingHeaders(s, l.api, a.d, l.typ, l.bucket), Body: s.Value}
+}
+
+func conditions(r *http.Request) wire.Conditions {
+	return wire.Conditions{
+		IfMatch:           r.Header.Get("If-Match"),
+		IfNoneMatch:       r.Header.Get("If-None-Match"),
+		IfModifiedSince:   r.Header.Get("If-Modified-Since"),
+		IfUnmodifiedSince: r.Header.Get("If-Unmodified-Since"),
+	}
+}
+
+func hasConditions(r *http.Request) bool {
+	h := r.Header
+	return h.Get("If-Match") != "" || h.Get("If-None-Match") != "" || h.Get("If-Modified-Since") != "" || h.Get("If-Unmodified-Since") != ""
+}
+
+// writePrecondition returns a check that evaluates the request's conditional headers
+// against the stored object under the key's lock. Any failure of a write's condition is
+// 412, as the interface specifies (the reference answers 304 for If-Modified-Since).
+func writePrecondition(r *http.Request) func(*core.Object) error {
+	if !hasConditions(r) {
+		return nil
+	}
+	c := conditions(r)
+	return func(cur *core.Object) error {
+		exists := cur != nil && !cur.Deleted()
+		var etag string
+		var lm time.Time
+		if exists {
+			lm = cur.LastModified()
+			if len(cur.Siblings) == 1 {
+				etag = cur.Siblings[0].VTag
+			} else {
+				etag = wire.ETagOfClock(cur.VClock)
+			}
+		}
+		if c.Evaluate(exists, etag, lm, false, time.Now()) != 0 {
+			return &core.Error{Code: core.EPRECONDITION}
+		}
+		return nil
+	}
+}
+
+func (a *API) putObject(w http.ResponseWriter, r *http.Request, l loc, created bool) {
+	ctHeader := r.Header.Get("Content-Type")
+	if ctHeader == "" {
+		writeText(w, http.StatusBadRequest, "Missing Content-Type request header")
+		return
+	}
+	p, err := parseParams(r.URL.Query())
+	if err != nil {
+		a.writeError(w, r, err)
+		return
+	}
+	var v core.Sibling
+	if lh := r.Header.Values("Link"); len(lh) > 0 {
+		links, err := wire.ParseLinks(joinHeader(lh), l.api, l.typ, l.bucket)
+		if err != nil {
+			writeText(w, http.StatusBadRequest, wire.LinkErrorMessage(l.api, a.d))
+			return
+		}
+		v.Links = links
+	}
+	if v.Indexes, err = wire.ParseIndexHeaders(r.Header, a.d); err != nil {
+		writeText(w, http.StatusBadRequest, err.Error())
+		return
+	}
+	if v.ContentType, v.Charset, err = wire.ParseContentType(ctHeader); err != nil {
+		writeText(w, http.StatusUnsupportedMediaType, wire.MediaTypeErrorMessage(ctHeader))
+		return
+	}
+	v.Encoding = r.Header.Get("Content-Encoding")
+	v.Meta = wire.ParseMeta(r.Header)
+	clock, _, err := requestClock(r)
+	if err != nil {
+		a.writeError(w, r, err)
+		return
+	}
+	if v.Value, err = readBody(r, a.kv.MaxValueSize()); err != nil {
+		a.writeError(w, r, err)
+		return
+	}
+	ctx, cancel := p.context(r.Context())
+	defer cancel()
+	obj, err := a.kv.Put(ctx, &kv.PutRequest{Type: l.typ, Bucket: l.bucket, Key: l.key, Context: clock, Value: v,
+		Options: kv.PutOptions{W: p.w, DW: p.dw, PW: p.pw, Precondition: writePrecondition(r)}})
+	if err != nil {
+		a.writeError(w, r, err)
+		return
+	}
+	status := http.StatusNoContent
+	if created {
+		w.Header()["Location"] = []string{wire.ObjectPath(l.api, a.d, l.typ, l.bucket, l.key)}
+		status = http.StatusCreated
+	}
+	if !p.returnBody {
+		w.Header()["Content-Length"] = []string{"0"}
+		w.WriteHeader(status)
+		return
+	}
+	if status == http.StatusNoContent {
+		status = http.StatusOK
+	}
+	if len(obj.Siblings) > 1 {
+		if !created {
+			status = http.StatusMultipleChoices
+		}
+		a.writeSiblings(w, r, l, obj, status)
+		return
+	}
+	a.writeValue(w, r, l, obj, &obj.Siblings[0], status)
+}
+
+func joinHeader(vs []string) string {
+	if len(vs) == 1 {
+		return vs[0]
+	}
+	var b bytes.Buffer
+	for i, v := range vs {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(v)
+	}
+	return b.String()
+}
+
+// readBody reads the whole request body, refusing more than limit bytes with 413.
+func readBody(r *http.Request, limit int64) ([]byte, error) {
+	if r.ContentLength > limit {
+		return nil, &http.MaxBytesError{Limit: limit}
+	}
+	body := http.MaxBytesReader(nil, r.Body, limit)
+	if r.ContentLength >= 0 {
+		buf := make([]byte, r.ContentLength)
+		if _, err := io.ReadFull(body, buf); err != nil {
+			return nil, badRequest("Could not read the request body\n")
+		}
+		return buf, nil
+	}
+	b, err := io.ReadAll(body)
+	if err != nil {
+		if _, ok := err.(*http.MaxBytesError); ok {
+			return nil, err
+		}
+		return nil, badRequest("Could not read the request body\n")
+	}
+	return b, nil
+}
+
+func (a *API) deleteObject(w http.ResponseWriter, r *http.Request, l loc) {
+	p, err := parseParams(r.URL.Query())
+	if err != nil {
+		a.writeError(w, r, err)
+		return
+	}
+	clock, _, err := requestClock(r)
+	if err != nil {
+		a.writeError(w, r, err)
+		return
+	}
+	ctx, cancel := p.context(r.Context())
+	defer cancel()
+	tomb, err := a.kv.Delete(ctx, l.typ, l.bucket, l.key, kv.DeleteOptions{
+		RW: p.rw, R: p.r, PR: p.pr, W: p.w, DW: p.dw, PW: p.pw, Context: clock, Precondition: writePrecondition(r)})
+	if err != nil {
+		if tomb != nil && kv.IsNotFound(err) {
+			a.writeTombstone(w, r, tomb)
+			return
+		}
+		a.writeError(w, r, err)
+		return
+	}
+	w.Header()["Content-Length"] = []string{"0"}
+	w.WriteHeader(http.StatusNoContent)
+}

@@ -1,0 +1,61 @@
+package kvapi
+
+import (
+	"context"
+	"net/url"
+	"strconv"
+	"time"
+
+	"github.com/cairnkv/cairn/core"
+	"github.com/cairnkv/cairn/core/kvapi/wire"
+)
+
+// params are the query parameters every object request validates.
+type params struct {
+	r, pr, w, dw, rw, pw core.Quorum
+	timeout              time.Duration
+	returnBody           bool
+}
+
+// defaultTimeout is the reference's request timeout when none is given.
+const defaultTimeout = 60 * time.Second
+
+// parseParams validates the quorum, boolean and timeout parameters, answering the
+// reference's 400 messages (checked in the reference's order: timeout, then quorums,
+// then booleans).
+func parseParams(q url.Values) (params, error) {
+	p := params{timeout: defaultTimeout}
+	if v, ok := q["timeout"]; ok {
+		ms, err := strconv.ParseInt(v[0], 10, 64)
+		if err != nil || ms <= 0 {
+			return p, badRequest(wire.TimeoutError(v[0]))
+		}
+		p.timeout = time.Duration(ms) * time.Millisecond
+	}
+	for _, qp := range []struct {
+		name string
+		dst  *core.Quorum
+	}{{"r", &p.r}, {"pr", &p.pr}, {"w", &p.w}, {"dw", &p.dw}, {"rw", &p.rw}, {"pw", &p.pw}} {
+		*qp.dst = core.QuorumDefault
+		if v, ok := q[qp.name]; ok {
+			qv, ok := core.ParseQuorum(v[0])
+			if !ok {
+				return p, badRequest(wire.QuorumParamError(qp.name))
+			}
+			*qp.dst = qv
+		}
+	}
+	for _, name := range []string{"basic_quorum", "notfound_ok", "asis"} {
+		if v, ok := q[name]; ok {
+			if _, _, ok := wire.ParseBoolParam(v[0]); !ok {
+				return p, badRequest(wire.BoolParamError(name))
+			}
+		}
+	}
+	p.returnBody = q.Get("returnbody") == "true"
+	return p, nil
+}
+
+func (p params) context(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(ctx, p.timeout)
+}

@@ -1,0 +1,78 @@
+package server
+
+import (
+	"fmt"
+	"time"
+)
+
+// Config is the whole server configuration: one struct, filled from defaults, then an
+// optional config file, then CAIRN_* environment variables, then flags (cmd/cairn).
+type Config struct {
+	// KVListen is the address of the key-value HTTP interface.
+	KVListen string `json:"kv-listen"`
+	// S3Listen is the address of the object-storage interface (served by a later release;
+	// the setting is accepted and reserved).
+	S3Listen string `json:"s3-listen"`
+	// DataDir holds the LevelDB store and the server's files.
+	DataDir string `json:"data-dir"`
+	// Dialect chooses the names the server writes: "store" (X-Store-*, /store, storetag)
+	// or "riak" (X-Riak-*, /riak, riaktag). Both are always accepted on input.
+	Dialect string `json:"dialect"`
+	// LogLevel is debug, info, warn or error.
+	LogLevel string `json:"log-level"`
+	// LogFormat is text or json.
+	LogFormat string `json:"log-format"`
+	// NodeName is the node's name in /stats and bucket-type properties.
+	NodeName string `json:"node-name"`
+	// MaxObjectSize bounds a stored value, in bytes (413 above).
+	MaxObjectSize int64 `json:"max-object-size"`
+	// DeleteReapDelay is how long tombstones stay visible after a delete.
+	DeleteReapDelay time.Duration `json:"delete-reap-delay"`
+	// ShutdownTimeout bounds the graceful shutdown of in-flight requests.
+	ShutdownTimeout time.Duration `json:"shutdown-timeout"`
+	// CacheSize is LevelDB's block cache, in bytes (0 = the storage default).
+	CacheSize int `json:"cache-size"`
+}
+
+// DefaultConfig returns the embedded defaults that `make run` uses.
+func DefaultConfig() Config {
+	return Config{
+		KVListen:        "127.0.0.1:8098",
+		S3Listen:        "127.0.0.1:8080",
+		DataDir:         "./data",
+		Dialect:         "store",
+		LogLevel:        "info",
+		LogFormat:       "text",
+		NodeName:        "cairn@127.0.0.1",
+		MaxObjectSize:   50 << 20,
+		DeleteReapDelay: 3 * time.Second,
+		ShutdownTimeout: 10 * time.Second,
+	}
+}
+
+// Validate reports the first setting that cannot work.
+func (c Config) Validate() error {
+	switch {
+	case c.KVListen == "":
+		return fmt.Errorf("kv-listen must be set")
+	case c.DataDir == "":
+		return fmt.Errorf("data-dir must be set")
+	case c.Dialect != "store" && c.Dialect != "riak":
+		return fmt.Errorf("dialect must be store or riak, not %q", c.Dialect)
+	case c.MaxObjectSize <= 0:
+		return fmt.Errorf("max-object-size must be positive")
+	case c.DeleteReapDelay <= 0:
+		return fmt.Errorf("delete-reap-delay must be positive")
+	}
+	switch c.LogLevel {
+	case "debug", "info", "warn", "error":
+	default:
+		return fmt.Errorf("log-level must be debug, info, warn or error, not %q", c.LogLevel)
+	}
+	switch c.LogFormat {
+	case "text", "json":
+	default:
+		return fmt.Errorf("log-format must be text or json, not %q", c.LogFormat)
+	}
+	return nil
+}

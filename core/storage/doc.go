@@ -1,0 +1,55 @@
+// Package storage is Cairn's storage engine: one embedded LevelDB
+// (github.com/syndtr/goleveldb) per data directory. It is the only package that
+// imports goleveldb; everything above it sees byte keys, byte values, atomic batches,
+// ordered iteration and snapshots.
+//
+// # Keyspace
+//
+// Every key starts with a one-byte table tag (TagObject, TagIndex, TagProps, TagType,
+// TagModule, TagS3, TagChunk, TagReap, TagMeta) followed by components. Each component is
+// escaped so that any byte may appear in it: a 0x00 byte inside a component is written
+// as 0x00 0xFF and every component ends with 0x00 0x01. This encoding is
+//
+//   - order-preserving: bytes.Compare of two keys equals the lexicographic order of
+//     their (tag, component...) tuples, so a bucket's keys, an index's terms and the reap
+//     queue's deadlines iterate in order;
+//   - prefix-exact: Key(tag, c1, ..., ck) is a byte prefix of exactly the keys whose
+//     first k components are c1..ck, so IteratePrefix(Key(TagObject, typ, bucket)) lists
+//     one bucket and never a bucket whose name merely starts with the same bytes;
+//   - reversible: DecodeKey recovers the components.
+//
+// Listing buckets seeks from one bucket prefix to PrefixEnd of it, the first key past
+// every key of that bucket, without scanning the bucket's keys.
+//
+// Values are opaque to this package; the record formats belong to the packages that
+// own each table (core/kv for objects and index postings, core/s3 for TagS3 and
+// TagChunk, and so on). The TagMeta key "schema" holds SchemaVersion; Open stamps new
+// directories with it and refuses directories written by a newer schema.
+//
+// # Durability
+//
+// Every write goes to the LevelDB journal (write-ahead log) before it is applied, so an
+// acknowledged write survives a crash of the process. Only a write made with sync=true
+// has also been fsynced, and only those survive a crash of the machine or a power loss.
+// A Batch is atomic: after any crash either all of its operations are visible or none.
+// Concurrent writers are group-committed: writes that queue while another is being
+// journaled are merged into the next journal write, and one fsync covers every merged
+// write that asked for sync. A busy server therefore pays roughly one fsync per group,
+// not per request (see TUNING.md for the measured effect).
+//
+// The data directory is locked with flock(2) on its LOCK file while open; a second Open,
+// from this or any other process, fails with ErrLocked.
+//
+// # Concurrency
+//
+// DB and Snapshot are safe for concurrent use. Iterator and Batch are not; each belongs
+// to one goroutine. Iterators and snapshots pin old data until released.
+//
+// # Tuning
+//
+// The zero Options are the production defaults. They differ from goleveldb's own: a
+// bloom filter on every table, a larger write buffer, larger tables and level-1 size,
+// a larger block cache and later level-0 write throttling, and no read-triggered
+// compactions. TUNING.md explains each choice and records the benchmark numbers behind
+// it (bench_test.go).
+package storage
