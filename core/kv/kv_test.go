@@ -55,7 +55,7 @@ var ctx = context.Background()
 func put(t testing.TB, s *Service, bucket, key, value string, clock []byte, idx ...core.IndexEntry) *core.Object {
 	t.Helper()
 	o, err := s.Put(ctx, &PutRequest{Type: core.DefaultType, Bucket: bucket, Key: key, Context: clock,
-		Value: core.Sibling{Value: []byte(value), ContentType: "text/plain", Indexes: idx},
+		Value:   core.Sibling{Value: []byte(value), ContentType: "text/plain", Indexes: idx},
 		Options: PutOptions{W: core.QuorumDefault, DW: core.QuorumDefault, PW: core.QuorumDefault}})
 	if err != nil {
 		t.Fatalf("put %s/%s: %v", bucket, key, err)

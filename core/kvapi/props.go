@@ -110,4 +110,3 @@ func readPropsBody(r *http.Request, what string) (map[string]json.RawMessage, er
 func negotiate(r *http.Request, offers ...string) (string, bool) {
 	return wireNegotiate(r.Header.Get("Accept"), offers)
 }
-
