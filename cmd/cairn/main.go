@@ -1,6 +1,7 @@
 // Command cairn is the Cairn server and its command-line tools.
 //
 //	cairn [serve] [flags]   run the server (the default command)
+//	cairn bucket-type ...   create or show bucket types (on a stopped server's data dir)
 //	cairn version           print the version
 //
 // Settings come from the embedded defaults, then an optional JSON config file
@@ -32,6 +33,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	switch cmd {
 	case "serve":
 		return serve(ctx, args, getenv, stdout, stderr)
+	case "bucket-type":
+		return bucketType(ctx, args, getenv, stdout, stderr)
 	case "version":
 		fmt.Fprintf(stdout, "cairn %s\n", version())
 		return 0
@@ -48,6 +51,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 func usage(w io.Writer) {
 	fmt.Fprint(w, `Usage:
   cairn [serve] [flags]   run the server (default); "cairn serve -h" lists the flags
+  cairn bucket-type create NAME [PROPS-JSON] [--data-dir DIR]
+                          create a bucket type (server stopped)
+  cairn bucket-type show NAME [--data-dir DIR]
   cairn version           print the version
 `)
 }

@@ -3,7 +3,6 @@ package httpx
 import (
 	"log/slog"
 	"net/http"
-	"time"
 )
 
 // AccessLogOptions configures AccessLog. The zero value logs responses below 500 at
@@ -41,7 +40,7 @@ func AccessLog(logger *slog.Logger, opts AccessLogOptions) func(http.Handler) ht
 				return
 			}
 			rw := WrapResponseWriter(w)
-			start := rw.startTime()
+			rw.startTiming()
 			returned := false
 			defer func() {
 				status := finalStatus(rw, returned)
@@ -58,7 +57,7 @@ func AccessLog(logger *slog.Logger, opts AccessLogOptions) func(http.Handler) ht
 					slog.String("route", rw.route),
 					slog.Int("status", status),
 					slog.Int64("bytes", rw.bytes),
-					slog.Duration("duration", time.Since(start)),
+					slog.Duration("duration", rw.duration()),
 					slog.String("request_id", RequestIDFrom(ctx)),
 					slog.String("remote", r.RemoteAddr),
 				)

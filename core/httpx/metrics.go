@@ -32,14 +32,14 @@ func Metrics(obs HTTPObserver, api string) func(http.Handler) http.Handler {
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			rw := WrapResponseWriter(w)
-			start := rw.startTime()
+			rw.startTiming()
 			returned := false
 			defer func() {
 				route := rw.route
 				if route == "" {
 					route = routeName(r)
 				}
-				obs.ObserveHTTP(api, route, r.Method, finalStatus(rw, returned), time.Since(start))
+				obs.ObserveHTTP(api, route, r.Method, finalStatus(rw, returned), rw.duration())
 			}()
 			next.ServeHTTP(rw, r)
 			returned = true

@@ -16,7 +16,10 @@ type ResponseWriter struct {
 	status int
 	bytes  int64
 	route  string
-	start  time.Time // when the first timing middleware saw the request
+	// start and elapsed are monotonic times since epoch, set by the first timing
+	// middleware and the first to finish, so AccessLog and Metrics share two clock reads.
+	start, elapsed time.Duration
+	timed          bool
 }
 
 // WrapResponseWriter returns w itself when it is already a *ResponseWriter, and a new
@@ -105,13 +108,25 @@ func (rw *ResponseWriter) BytesWritten() int64 { return rw.bytes }
 // Route returns the mux route name recorded by RouteName, or "" if none was.
 func (rw *ResponseWriter) Route() string { return rw.route }
 
-// startTime returns when timing of the request began, starting it now if no middleware
-// did yet, so AccessLog and Metrics read the wall clock once between them.
-func (rw *ResponseWriter) startTime() time.Time {
-	if rw.start.IsZero() {
-		rw.start = time.Now()
+// epoch anchors request timing: time.Since(epoch) reads only the monotonic clock, about
+// half the cost of time.Now.
+var epoch = time.Now()
+
+// startTiming starts timing the request unless a middleware further out already did.
+func (rw *ResponseWriter) startTiming() {
+	if !rw.timed {
+		rw.timed = true
+		rw.start = time.Since(epoch)
 	}
-	return rw.start
+}
+
+// duration returns the time since startTiming, measured once by the first middleware
+// that asks (the innermost), so the others report the same figure.
+func (rw *ResponseWriter) duration() time.Duration {
+	if rw.elapsed == 0 {
+		rw.elapsed = max(time.Since(epoch)-rw.start, 1)
+	}
+	return rw.elapsed
 }
 
 // unwrapper is a writer that wraps another.

@@ -112,3 +112,14 @@ func TestBucketTypes(t *testing.T) {
 		t.Fatal("bucket props leaked across types")
 	}
 }
+
+func TestCreateTypeRefusesBadProps(t *testing.T) {
+	s := newTestService(t, Config{})
+	err := s.CreateType(ctx, "bad", map[string]json.RawMessage{"n_val": json.RawMessage(`"x"`)})
+	if e := core.AsError(err); e == nil || e.Reasons["n_val"] != "not_integer" {
+		t.Fatalf("bad type props: %v", err)
+	}
+	if _, err := s.TypeProps(ctx, "bad"); core.ErrorCode(err) != core.ENOTFOUND {
+		t.Fatalf("a refused type was created: %v", err)
+	}
+}

@@ -541,23 +541,26 @@ func (s *Service) SetTypeProps(ctx context.Context, typ string, changes map[stri
 }
 
 // CreateType creates (or re-creates with new settings) a bucket type. "default" always
-// exists and cannot be created.
+// exists and cannot be created. Invalid properties are refused and nothing is written.
 func (s *Service) CreateType(ctx context.Context, typ string, props map[string]json.RawMessage) error {
 	if typ == "" || typ == core.DefaultType {
 		return &core.Error{Code: core.EINVALID, Message: fmt.Sprintf("bucket type %q cannot be created\n", typ)}
 	}
-	k := storage.KeyString(storage.TagType, typ)
+	norm, reasons := validateChanges(props, s.propsDefaults(typ))
+	if len(reasons) > 0 {
+		return &core.Error{Code: core.EINVALID, Message: "invalid bucket type properties", Reasons: reasons}
+	}
+	b, err := json.Marshal(norm)
+	if err != nil {
+		return fmt.Errorf("kv: encode type props: %w", err)
+	}
 	s.propsWriteMu.Lock()
-	if err := s.db.Put(k, []byte("{}"), true); err != nil {
-		s.propsWriteMu.Unlock()
+	defer s.propsWriteMu.Unlock()
+	if err := s.db.Put(storage.KeyString(storage.TagType, typ), b, true); err != nil {
 		return fmt.Errorf("kv: create type %s: %w", typ, err)
 	}
-	s.propsWriteMu.Unlock()
 	s.invalidateProps()
-	if len(props) == 0 {
-		return nil
-	}
-	return s.setProps(k, typ, "\x00", props)
+	return nil
 }
 
 func (s *Service) setProps(k []byte, typ, bucket string, changes map[string]json.RawMessage) error {
