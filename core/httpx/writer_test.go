@@ -438,13 +438,21 @@ func BenchmarkBareMuxDiscard(b *testing.B) {
 	benchDiscard(b, router)
 }
 
+// hello is a body that does not escape per call.
+var hello = []byte("hello")
+
 func BenchmarkWrapResponseWriter(b *testing.B) {
 	w := &discardWriter{h: http.Header{}}
 	b.ReportAllocs()
 	for b.Loop() {
 		rw := WrapResponseWriter(w)
-		_, _ = rw.Write([]byte("hello"))
+		_, _ = rw.Write(hello)
 	}
+}
+
+// BenchmarkMetricsAlone is Metrics without RequestID: it allocates the wrapper itself.
+func BenchmarkMetricsAlone(b *testing.B) {
+	benchDiscard(b, Metrics(stats.New(stats.Config{}), "kv")(benchHandler))
 }
 
 func BenchmarkRequestID(b *testing.B) { benchDiscard(b, RequestID(benchHandler)) }

@@ -303,3 +303,44 @@ func syncWriteRate(b *testing.B, db *DB, n int, d time.Duration) float64 {
 	wg.Wait()
 	return float64(total.Load()) / time.Since(t0).Seconds()
 }
+
+// BenchmarkSyncWrite is the conventional form of BenchmarkGroupCommit: ns/op of one
+// synced two-record batch, written by one goroutine ("serial") or by 64 goroutines at
+// once ("parallel64", b.RunParallel).
+func BenchmarkSyncWrite(b *testing.B) {
+	write := func(b *testing.B, db *DB, batch *Batch, key string) {
+		batch.Reset()
+		batch.Put(KeyString(TagObject, "default", "sw", key), make([]byte, 256))
+		batch.Put(KeyString(TagIndex, "default", "sw", "n_int", "00000001", key), nil)
+		if err := db.Write(batch, true); err != nil {
+			b.Error(err)
+		}
+	}
+	b.Run("serial", func(b *testing.B) {
+		db, err := Open(b.TempDir(), Options{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer db.Close()
+		batch := new(Batch)
+		for i := 0; b.Loop(); i++ {
+			write(b, db, batch, strconv.Itoa(i))
+		}
+	})
+	b.Run("parallel64", func(b *testing.B) {
+		db, err := Open(b.TempDir(), Options{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer db.Close()
+		var id atomic.Int64
+		b.SetParallelism((64 + runtime.GOMAXPROCS(0) - 1) / runtime.GOMAXPROCS(0))
+		b.RunParallel(func(pb *testing.PB) {
+			g := strconv.FormatInt(id.Add(1), 10)
+			batch := new(Batch)
+			for i := 0; pb.Next(); i++ {
+				write(b, db, batch, g+"-"+strconv.Itoa(i))
+			}
+		})
+	})
+}

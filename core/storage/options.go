@@ -8,15 +8,15 @@ import (
 // Package defaults for Options. They were chosen by the benchmarks in bench_test.go on a
 // 2-core machine; TUNING.md records the measurements and the reasons.
 const (
-	DefaultBlockCacheSize         = 64 << 20
-	DefaultWriteBuffer            = 32 << 20
-	DefaultCompactionTableSize    = 8 << 20
-	DefaultCompactionTotalSize    = 64 << 20
-	DefaultCompactionL0Trigger    = 4
-	DefaultWriteL0SlowdownTrigger = 12
-	DefaultWriteL0PauseTrigger    = 24
-	DefaultOpenFilesCacheCapacity = 1000
-	DefaultBloomFilterBits        = 10
+	DefaultBlockCacheSize         = 64 << 20  // goleveldb: 8 MiB
+	DefaultWriteBuffer            = 64 << 20  // goleveldb: 4 MiB
+	DefaultCompactionTableSize    = 16 << 20  // goleveldb: 2 MiB
+	DefaultCompactionTotalSize    = 256 << 20 // level-1 size; goleveldb: 10 MiB
+	DefaultCompactionL0Trigger    = 4         // goleveldb: 4
+	DefaultWriteL0SlowdownTrigger = 8         // goleveldb: 8
+	DefaultWriteL0PauseTrigger    = 16        // goleveldb: 12
+	DefaultOpenFilesCacheCapacity = 1000      // goleveldb: 500
+	DefaultBloomFilterBits        = 10        // goleveldb: no filter
 )
 
 // Options tune the underlying goleveldb. The zero value of every field means the
@@ -92,6 +92,7 @@ func (o Options) leveldbOptions() *opt.Options {
 		WriteL0PauseTrigger:    def(o.WriteL0PauseTrigger, DefaultWriteL0PauseTrigger),
 		OpenFilesCacheCapacity: def(o.OpenFilesCacheCapacity, DefaultOpenFilesCacheCapacity),
 		DisableSeeksCompaction: !o.SeeksCompaction,
+		BlockCacheEvictRemoved: true,
 		NoSync:                 o.NoSync,
 		ReadOnly:               o.ReadOnly,
 	}

@@ -1,0 +1,62 @@
+// Command cairn-bench is the load benchmark behind `make bench`. It starts Cairn
+// in-process on a loopback port, and a bare net/http server on another, and measures
+// in one run, with the same load generator, how Cairn compares with the bare server
+// and with itself:
+//
+//  1. GET of 1 KiB objects, Cairn / bare (target >= 0.7);
+//  2. PUT of 1 KiB objects with dw=0, Cairn / bare (target >= 0.3);
+//  3. PUT with dw=1: 64 concurrent writers / one writer (target >= 10: group commit);
+//  4. GET during and right after a burst of random PUTs, / the settled GET rate before
+//     it (target >= 0.3 for both).
+//
+// A benchmark reports; it never fails: the exit status is non-zero only when the
+// benchmark could not run. See docs/benchmarks.md.
+//
+// Usage:
+//
+//	cairn-bench [--quick] [--duration 5s] [--loadgen auto|wrk|builtin] [--json FILE]
+//	            [--cpuprofile PREFIX] [--phases get,put,sync,burst] ...
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}
+
+// run executes the benchmark and returns the exit status: 0 when it ran (whatever the
+// numbers), 2 for bad flags, 1 when it could not run.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	o, err := parseFlags(args, stderr)
+	if err != nil {
+		if err == errHelp {
+			return 0
+		}
+		fmt.Fprintf(stderr, "cairn-bench: %v\n", err)
+		return 2
+	}
+	b, err := newBench(o, stdout, stderr)
+	if err != nil {
+		fmt.Fprintf(stderr, "cairn-bench: %v\n", err)
+		return 1
+	}
+	err = b.run(ctx)
+	if cerr := b.close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "cairn-bench: %v\n", err)
+		return 1
+	}
+	return 0
+}

@@ -1,0 +1,70 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestRunTiny runs every phase end to end against a real Cairn with the built-in
+// generator, with tiny sizes (a smoke test of the orchestration, not a measurement).
+func TestRunTiny(t *testing.T) {
+	dir := t.TempDir()
+	jsonPath := filepath.Join(dir, "out.json")
+	args := []string{"--loadgen", "builtin", "--duration", "150ms", "--warmup", "50ms", "--after", "100ms",
+		"--conns", "4", "--burst-writers", "2", "--keys", "200", "--burst", "300", "--settle-max", "1ms",
+		"--data-dir", filepath.Join(dir, "data"), "--json", jsonPath, "--cpuprofile", filepath.Join(dir, "prof")}
+	var stdout, stderr bytes.Buffer
+	if code := run(context.Background(), args, &stdout, &stderr); code != 0 {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, &stdout, &stderr)
+	}
+	out := stdout.String()
+	for _, want := range []string{"GOMAXPROCS=", "nproc=", "loadgen: builtin", "share this machine", "get-cairn",
+		"put-dw0-cairn", "put-dw1-c4", "get-during-burst", "get-after-burst", "targets met:"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	var res result
+	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &res); err != nil {
+		t.Fatalf("last line is not the JSON result: %v\n%s", err, lines[len(lines)-1])
+	}
+	file, err := os.ReadFile(jsonPath)
+	if err != nil || strings.TrimSpace(string(file)) != lines[len(lines)-1] {
+		t.Fatalf("--json file: %v %q", err, file)
+	}
+	if len(res.Phases) != 9 || len(res.Ratios) != 5 || res.Burst == nil || res.Burst.Requests != 300 {
+		t.Fatalf("result: %+v", res)
+	}
+	for _, p := range res.Phases {
+		if p.Requests == 0 || p.RPS <= 0 || p.Errors != 0 {
+			t.Errorf("phase %+v", p)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, "prof.get-cairn.pprof")); err != nil {
+		t.Error(err)
+	}
+}
+
+func TestFlags(t *testing.T) {
+	o, err := parseFlags([]string{"--quick", "--keys", "500", "--phases", "get,burst"}, &bytes.Buffer{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o.Keys != 500 || o.Burst != 20000 || o.Duration.Seconds() != 1 || !o.Phases["get"] || o.Phases["put"] {
+		t.Fatalf("%+v", o)
+	}
+	for _, bad := range [][]string{{"--loadgen", "ab"}, {"--phases", "get,nope"}, {"--conns", "0"}, {"extra"}} {
+		if _, err := parseFlags(bad, &bytes.Buffer{}); err == nil {
+			t.Errorf("%v accepted", bad)
+		}
+	}
+	if code := run(context.Background(), []string{"--loadgen", "nope"}, &bytes.Buffer{}, &bytes.Buffer{}); code != 2 {
+		t.Errorf("bad flag: exit %d", code)
+	}
+}

@@ -1,0 +1,118 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"runtime"
+	"strings"
+	"time"
+)
+
+// options are the command-line settings.
+type options struct {
+	Duration     time.Duration
+	Warmup       time.Duration
+	After        time.Duration
+	Quick        bool
+	Conns        int
+	BurstWriters int
+	Keys         int
+	Burst        int
+	ValueSize    int
+	Loadgen      string
+	WrkThreads   int
+	DataDir      string
+	KeepData     bool
+	JSONPath     string
+	CPUProfile   string
+	Phases       map[string]bool
+	SettleMax    time.Duration
+}
+
+var errHelp = errors.New("help requested")
+
+var allPhases = []string{"get", "put", "sync", "burst"}
+
+func parseFlags(args []string, stderr io.Writer) (options, error) {
+	var o options
+	fs := flag.NewFlagSet("cairn-bench", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.DurationVar(&o.Duration, "duration", 5*time.Second, "measured time of each phase")
+	fs.DurationVar(&o.Warmup, "warmup", time.Second, "unmeasured warm-up before each phase")
+	fs.DurationVar(&o.After, "after", 3*time.Second, "the \"right after the burst\" window")
+	fs.BoolVar(&o.Quick, "quick", false, "smoke test: 1 s phases, 10k keys, 20k-PUT burst (ratios are rough)")
+	fs.IntVar(&o.Conns, "conns", 64, "connections of the measured load")
+	fs.IntVar(&o.BurstWriters, "burst-writers", 16, "connections sending the PUT burst (besides the readers)")
+	fs.IntVar(&o.Keys, "keys", 100000, "objects written before the phases; GETs read random ones of them")
+	fs.IntVar(&o.Burst, "burst", 200000, "PUTs (random new keys, dw=0) in the burst phase")
+	fs.IntVar(&o.ValueSize, "value-size", 1024, "object size in bytes (also the bare GET's body)")
+	fs.StringVar(&o.Loadgen, "loadgen", "auto", "load generator: auto (wrk when installed), wrk or builtin")
+	fs.IntVar(&o.WrkThreads, "wrk-threads", runtime.NumCPU(), "wrk -t (capped at the connection count)")
+	fs.StringVar(&o.DataDir, "data-dir", "", "Cairn's data directory (default: a new temporary one, removed at the end)")
+	fs.BoolVar(&o.KeepData, "keep-data", false, "keep the temporary data directory")
+	fs.StringVar(&o.JSONPath, "json", "", "also write the JSON result line to this file")
+	fs.StringVar(&o.CPUProfile, "cpuprofile", "", "write a CPU profile of each measured phase to PREFIX.PHASE.pprof")
+	phases := fs.String("phases", strings.Join(allPhases, ","), "phases to run, a comma-separated subset of "+strings.Join(allPhases, ","))
+	fs.DurationVar(&o.SettleMax, "settle-max", 60*time.Second, "longest wait for LevelDB compactions to finish before a phase")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return o, errHelp
+		}
+		return o, err
+	}
+	if fs.NArg() > 0 {
+		return o, fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	}
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	if o.Quick {
+		quick := map[string]func(){
+			"duration": func() { o.Duration = time.Second },
+			"warmup":   func() { o.Warmup = 500 * time.Millisecond },
+			"after":    func() { o.After = time.Second },
+			"keys":     func() { o.Keys = 10000 },
+			"burst":    func() { o.Burst = 20000 },
+		}
+		for name, apply := range quick {
+			if !set[name] {
+				apply()
+			}
+		}
+	}
+	o.Phases = map[string]bool{}
+	for _, p := range strings.Split(*phases, ",") {
+		p = strings.TrimSpace(p)
+		if p == "" {
+			continue
+		}
+		known := false
+		for _, a := range allPhases {
+			known = known || a == p
+		}
+		if !known {
+			return o, fmt.Errorf("unknown phase %q (known: %s)", p, strings.Join(allPhases, ","))
+		}
+		o.Phases[p] = true
+	}
+	switch {
+	case o.Duration <= 0:
+		return o, errors.New("--duration must be positive")
+	case o.Warmup < 0 || o.After <= 0:
+		return o, errors.New("--warmup must not be negative and --after must be positive")
+	case o.Conns < 1 || o.BurstWriters < 1:
+		return o, errors.New("--conns and --burst-writers must be at least 1")
+	case o.Keys < 1 || o.Burst < 1:
+		return o, errors.New("--keys and --burst must be at least 1")
+	case o.Keys > 99999999:
+		return o, errors.New("--keys must be below 100000000 (keys have 8 digits)")
+	case o.ValueSize < 1:
+		return o, errors.New("--value-size must be at least 1")
+	case o.Loadgen != "auto" && o.Loadgen != "wrk" && o.Loadgen != "builtin":
+		return o, fmt.Errorf("--loadgen must be auto, wrk or builtin, not %q", o.Loadgen)
+	case o.WrkThreads < 1:
+		return o, errors.New("--wrk-threads must be at least 1")
+	}
+	return o, nil
+}

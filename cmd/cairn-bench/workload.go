@@ -1,0 +1,116 @@
+package main
+
+import (
+	"io"
+	"math/rand/v2"
+	"net/http"
+	"strconv"
+)
+
+// workload is the request stream of a phase, described once and turned into either
+// raw requests for the built-in generator or a wrk Lua script, so both send the same
+// bytes.
+type workload struct {
+	Method string // GET or PUT
+	Bucket string
+	// KeyPrefix starts every key. With Keys > 0 a key is KeyPrefix and a random index
+	// in [0, Keys) as 8 decimal digits (the populated keys); with Keys == 0 it is
+	// KeyPrefix and 16 random hex digits (a new key each time).
+	KeyPrefix string
+	Keys      int
+	// Sequential makes the built-in generator use the run's sequence number as the key
+	// index instead of a random one (to populate keys 0..N-1 exactly once).
+	Sequential bool
+	DW         int    // the dw query parameter, or -1 for none
+	Body       []byte // the PUT body
+}
+
+// raw returns the built-in generator's request function for w, sending Host: host.
+func (w workload) raw(host string) RequestFunc {
+	head := []byte(w.Method + " /buckets/" + w.Bucket + "/keys/" + w.KeyPrefix)
+	var tail []byte
+	if w.DW >= 0 {
+		tail = append(tail, "?dw="+strconv.Itoa(w.DW)...)
+	}
+	tail = append(tail, " HTTP/1.1\r\nHost: "+host+"\r\n"...)
+	if w.Method == http.MethodPut {
+		tail = append(tail, "Content-Type: application/octet-stream\r\nContent-Length: "+strconv.Itoa(len(w.Body))+"\r\n"...)
+	}
+	tail = append(tail, "\r\n"...)
+	tail = append(tail, w.Body...)
+	keys, seqKeys := w.Keys, w.Sequential
+	return func(dst []byte, r *rand.Rand, seq int64) []byte {
+		dst = append(dst, head...)
+		switch {
+		case seqKeys:
+			dst = appendPadded(dst, uint64(seq), 8)
+		case keys > 0:
+			dst = appendPadded(dst, uint64(r.IntN(keys)), 8)
+		default:
+			dst = appendHex16(dst, r.Uint64()&0x7fffffff7fffffff)
+		}
+		return append(dst, tail...)
+	}
+}
+
+// appendPadded appends v in decimal, zero-padded to width digits.
+func appendPadded(dst []byte, v uint64, width int) []byte {
+	var b [20]byte
+	i := len(b)
+	for v >= 10 {
+		i--
+		b[i] = byte('0' + v%10)
+		v /= 10
+	}
+	i--
+	b[i] = byte('0' + v)
+	for n := len(b) - i; n < width; n++ {
+		dst = append(dst, '0')
+	}
+	return append(dst, b[i:]...)
+}
+
+func appendHex16(dst []byte, v uint64) []byte {
+	const digits = "0123456789abcdef"
+	for shift := 60; shift >= 0; shift -= 4 {
+		dst = append(dst, digits[(v>>uint(shift))&0xf])
+	}
+	return dst
+}
+
+// makeValue returns n bytes of deterministic pseudo-random printable text (the
+// base64 alphabet): it compresses about as badly as typical encoded data, and it can be
+// embedded in a Lua string literal as is.
+func makeValue(n int) []byte {
+	const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
+	r := rand.New(rand.NewPCG(1, 2))
+	b := make([]byte, n)
+	for i := range b {
+		b[i] = alphabet[r.IntN(len(alphabet))]
+	}
+	return b
+}
+
+// bareHandler is the baseline: the least a net/http server can do for the same
+// requests. GET answers 200 with body (Content-Type application/octet-stream and
+// Content-Length, as large as Cairn's GET answer's body); PUT and POST read the whole
+// request body and answer 204.
+func bareHandler(body []byte) http.Handler {
+	ct := []string{"application/octet-stream"}
+	cl := []string{strconv.Itoa(len(body))}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.Method {
+		case http.MethodGet:
+			h := w.Header()
+			h["Content-Type"] = ct
+			h["Content-Length"] = cl
+			w.WriteHeader(http.StatusOK)
+			_, _ = w.Write(body)
+		case http.MethodPut, http.MethodPost:
+			_, _ = io.Copy(io.Discard, r.Body)
+			w.WriteHeader(http.StatusNoContent)
+		default:
+			w.WriteHeader(http.StatusMethodNotAllowed)
+		}
+	})
+}

@@ -1,0 +1,573 @@
+package main
+
+// End-to-end test harness: TestMain builds the real binary once; startServer runs it as a
+// child process on a free port and a fresh (or given) data directory.
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// testVersion is linked into the test binary, so `cairn version` and the start-up line
+// are predictable.
+const testVersion = "0.0.0-e2e"
+
+// cairnBin is the path of the binary under test.
+var cairnBin string
+
+var update = flag.Bool("update", false, "rewrite the golden transcripts in testdata/golden")
+
+func TestMain(m *testing.M) {
+	flag.Parse()
+	os.Exit(runTests(m))
+}
+
+func runTests(m *testing.M) int {
+	// CAIRN_E2E_BINARY runs the suite against a binary built elsewhere (for example with
+	// -race, to look for data races in the server under the suite's load).
+	if bin := os.Getenv("CAIRN_E2E_BINARY"); bin != "" {
+		cairnBin = bin
+		return m.Run()
+	}
+	dir, err := os.MkdirTemp("", "cairn-e2e-bin-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "e2e:", err)
+		return 1
+	}
+	defer os.RemoveAll(dir)
+	cairnBin = filepath.Join(dir, "cairn")
+	cmd := exec.Command("go", "build", "-buildvcs=false", "-ldflags", "-X main.buildVersion="+testVersion, "-o", cairnBin, ".")
+	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
+	if err := cmd.Run(); err != nil {
+		fmt.Fprintln(os.Stderr, "e2e: building cairn:", err)
+		return 1
+	}
+	return m.Run()
+}
+
+// syncBuffer is a goroutine-safe output capture.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// serverOpts describes how to run the child.
+type serverOpts struct {
+	// args are extra flags. Unless raw is set, --kv-listen 127.0.0.1:0 and --data-dir
+	// (dataDir, or a fresh temporary directory) come first.
+	args []string
+	// env is added to the child's environment (which is otherwise cleared of CAIRN_*).
+	env []string
+	// dataDir, if set, is the data directory to use.
+	dataDir string
+	// raw passes args as they are (no --kv-listen / --data-dir).
+	raw bool
+	// dir is the child's working directory ("" = the test's).
+	dir string
+}
+
+// child is one running server process.
+type child struct {
+	t       testing.TB
+	opts    serverOpts
+	DataDir string
+	Addr    string // host:port
+	URL     string // http://host:port
+
+	cmd     *exec.Cmd
+	stdout  *syncBuffer
+	stderr  *syncBuffer
+	waited  chan struct{}
+	waitErr error
+}
+
+var listenRE = regexp.MustCompile(`key-value interface listening on http://(\S+)`)
+
+// startServer runs the binary with a free port, a fresh data directory and args, and
+// waits until it says where it listens. The process is killed at the end of the test if
+// the test did not stop it.
+func startServer(t testing.TB, args ...string) *child {
+	t.Helper()
+	return startServerOpts(t, serverOpts{args: args})
+}
+
+func startServerOpts(t testing.TB, o serverOpts) *child {
+	t.Helper()
+	if o.dataDir == "" && !o.raw {
+		o.dataDir = t.TempDir()
+	}
+	s := &child{t: t, opts: o, DataDir: o.dataDir}
+	if err := s.start(); err != nil {
+		t.Fatalf("starting cairn: %v", err)
+	}
+	return s
+}
+
+// commandFor builds the child's command line and environment.
+func commandFor(o serverOpts, extra ...string) *exec.Cmd {
+	var argv []string
+	if !o.raw {
+		argv = append(argv, "--kv-listen", "127.0.0.1:0", "--data-dir", o.dataDir)
+	}
+	argv = append(argv, o.args...)
+	argv = append(argv, extra...)
+	cmd := exec.Command(cairnBin, argv...)
+	cmd.Env = childEnv(o.env)
+	cmd.Dir = o.dir
+	return cmd
+}
+
+// childEnv is the test's environment without CAIRN_* variables, plus env.
+func childEnv(env []string) []string {
+	var out []string
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "CAIRN_") {
+			out = append(out, kv)
+		}
+	}
+	return append(out, env...)
+}
+
+// runCairn runs the binary to completion (for commands that exit by themselves) and
+// returns its exit code and output.
+func runCairn(t testing.TB, o serverOpts) (code int, stdout, stderr string) {
+	t.Helper()
+	o.raw = true
+	cmd := commandFor(o)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	done := make(chan error, 1)
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("running cairn: %v", err)
+	}
+	go func() { done <- cmd.Wait() }()
+	var err error
+	select {
+	case err = <-done:
+	case <-time.After(20 * time.Second):
+		_ = cmd.Process.Kill()
+		<-done
+		t.Fatalf("cairn %v did not exit within 20s\n%s%s", o.args, out.String(), errb.String())
+	}
+	var ee *exec.ExitError
+	switch {
+	case errors.As(err, &ee):
+		code = ee.ExitCode()
+	case err != nil:
+		t.Fatalf("cairn %v: %v", o.args, err)
+	}
+	return code, out.String(), errb.String()
+}
+
+func (s *child) start() error {
+	s.cmd = commandFor(s.opts)
+	s.stdout, s.stderr = &syncBuffer{}, &syncBuffer{}
+	s.cmd.Stderr = s.stderr
+	pipe, err := s.cmd.StdoutPipe()
+	if err != nil {
+		return err
+	}
+	if err := s.cmd.Start(); err != nil {
+		return err
+	}
+	s.waited = make(chan struct{})
+	addr := make(chan string, 1)
+	copied := make(chan struct{})
+	go func() {
+		defer close(copied)
+		// The server is ready once it has printed both where it listens and where it
+		// stores.
+		sc := bufio.NewScanner(pipe)
+		listen, sent := "", false
+		for sc.Scan() {
+			line := sc.Text()
+			s.stdout.Write([]byte(line + "\n"))
+			if m := listenRE.FindStringSubmatch(line); m != nil && listen == "" {
+				listen = m[1]
+			}
+			if listen != "" && !sent && strings.HasPrefix(line, "cairn: data directory ") {
+				addr <- listen
+				sent = true
+			}
+		}
+		_, _ = io.Copy(s.stdout, pipe)
+	}()
+	go func() {
+		<-copied // Wait must not run before the pipe is drained
+		s.waitErr = s.cmd.Wait()
+		close(s.waited)
+	}()
+	cmd, waited := s.cmd, s.waited
+	s.t.Cleanup(func() {
+		select {
+		case <-waited:
+		default:
+			_ = cmd.Process.Kill()
+			<-waited
+		}
+	})
+	select {
+	case a := <-addr:
+		s.Addr = a
+		s.URL = "http://" + a
+		return nil
+	case <-s.waited:
+		return fmt.Errorf("exited before listening (%v)\n%s", s.waitErr, s.output())
+	case <-time.After(20 * time.Second):
+		_ = s.cmd.Process.Kill()
+		<-s.waited
+		return fmt.Errorf("did not print its address within 20s\n%s", s.output())
+	}
+}
+
+// output returns the child's stdout and stderr so far, for failure messages.
+func (s *child) output() string {
+	return "--- stdout:\n" + s.stdout.String() + "--- stderr:\n" + s.stderr.String()
+}
+
+// wait waits for the child to exit and returns its exit code.
+func (s *child) wait(timeout time.Duration) (int, error) {
+	select {
+	case <-s.waited:
+	case <-time.After(timeout):
+		_ = s.cmd.Process.Kill()
+		<-s.waited
+		return -1, fmt.Errorf("did not exit within %v", timeout)
+	}
+	var ee *exec.ExitError
+	if errors.As(s.waitErr, &ee) {
+		return ee.ExitCode(), nil
+	}
+	if s.waitErr != nil {
+		return -1, s.waitErr
+	}
+	return 0, nil
+}
+
+// Signal sends sig to the child and waits for it to exit, returning the exit code.
+func (s *child) Signal(sig os.Signal) int {
+	s.t.Helper()
+	if err := s.cmd.Process.Signal(sig); err != nil {
+		s.t.Fatalf("signal %v: %v", sig, err)
+	}
+	code, err := s.wait(20 * time.Second)
+	if err != nil {
+		s.t.Fatalf("after %v: %v\n%s", sig, err, s.output())
+	}
+	return code
+}
+
+// Stop shuts the child down with SIGTERM and checks the graceful exit: status 0 and
+// "cairn: stopped".
+func (s *child) Stop() {
+	s.t.Helper()
+	if code := s.Signal(syscall.SIGTERM); code != 0 {
+		s.t.Fatalf("exit status %d after SIGTERM, want 0\n%s", code, s.output())
+	}
+	if !strings.Contains(s.stdout.String(), "cairn: stopped\n") {
+		s.t.Fatalf("no \"cairn: stopped\" after SIGTERM\n%s", s.output())
+	}
+}
+
+// Kill ends the child with SIGKILL (no chance to close the store).
+func (s *child) Kill() {
+	s.t.Helper()
+	if err := s.cmd.Process.Kill(); err != nil {
+		s.t.Fatalf("kill: %v", err)
+	}
+	_, _ = s.wait(20 * time.Second)
+}
+
+// Restart starts a new child on the same data directory and flags (on a new free port).
+// The current child must have exited.
+func (s *child) Restart() {
+	s.t.Helper()
+	select {
+	case <-s.waited:
+	default:
+		s.t.Fatal("Restart: the server is still running")
+	}
+	if err := s.start(); err != nil {
+		s.t.Fatalf("restarting cairn: %v", err)
+	}
+}
+
+// ---------------------------------------------------------------------------------------
+// HTTP helpers
+
+// httpClient does not ask for gzip, so responses are seen as the server framed them.
+var httpClient = &http.Client{
+	Transport: &http.Transport{DisableCompression: true, MaxIdleConnsPerHost: 64},
+	Timeout:   30 * time.Second,
+	CheckRedirect: func(*http.Request, []*http.Request) error {
+		return http.ErrUseLastResponse
+	},
+}
+
+// resp is a completed response.
+type resp struct {
+	*http.Response
+	Body []byte
+}
+
+func (r *resp) String() string {
+	if r == nil || r.Response == nil {
+		return "<no response>"
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s %s → %s\n", r.Request.Method, r.Request.URL.RequestURI(), r.Status)
+	_ = r.Header.Write(&b)
+	b.WriteString("\n")
+	body := string(r.Body)
+	if len(body) > 2000 {
+		body = body[:2000] + "…"
+	}
+	b.WriteString(body)
+	return b.String()
+}
+
+// hdr is a list of request headers: name, value, name, value...
+type hdr []string
+
+// do sends a request and reads the whole response. Every response is checked for the
+// framing rule of the interface: a non-streamed response carries Content-Length (204 and
+// 304 excepted), never chunked encoding.
+func (s *child) do(t testing.TB, method, path string, h hdr, body string) *resp {
+	t.Helper()
+	var rd io.Reader
+	if body != "" {
+		rd = strings.NewReader(body)
+	}
+	req, err := http.NewRequest(method, s.URL+path, rd)
+	if err != nil {
+		t.Fatalf("%s %s: %v", method, path, err)
+	}
+	for i := 0; i+1 < len(h); i += 2 {
+		if strings.EqualFold(h[i], "Host") {
+			req.Host = h[i+1]
+			continue
+		}
+		req.Header.Add(h[i], h[i+1])
+	}
+	return s.send(t, req)
+}
+
+func (s *child) send(t testing.TB, req *http.Request) *resp {
+	t.Helper()
+	r, err := httpClient.Do(req)
+	if err != nil {
+		t.Fatalf("%s %s: %v\n%s", req.Method, req.URL, err, s.output())
+	}
+	defer r.Body.Close()
+	b, err := io.ReadAll(r.Body)
+	if err != nil {
+		t.Fatalf("%s %s: reading body: %v", req.Method, req.URL, err)
+	}
+	out := &resp{Response: r, Body: b}
+	checkFraming(t, out)
+	return out
+}
+
+func checkFraming(t testing.TB, r *resp) {
+	t.Helper()
+	if len(r.TransferEncoding) > 0 {
+		t.Errorf("%s %s: Transfer-Encoding %v on a non-streamed response", r.Request.Method, r.Request.URL.Path, r.TransferEncoding)
+	}
+	switch r.StatusCode {
+	case http.StatusNoContent, http.StatusNotModified:
+		if len(r.Body) != 0 {
+			t.Errorf("%s %s: %d with a body %q", r.Request.Method, r.Request.URL.Path, r.StatusCode, r.Body)
+		}
+		return
+	}
+	if r.Header.Get("Content-Length") == "" {
+		t.Errorf("%s %s: %d without Content-Length", r.Request.Method, r.Request.URL.Path, r.StatusCode)
+	}
+}
+
+func (s *child) get(t testing.TB, path string, h ...string) *resp {
+	t.Helper()
+	return s.do(t, http.MethodGet, path, h, "")
+}
+
+// put stores body with Content-Type text/plain (unless h sets one) and requires a 2xx.
+func (s *child) mustPut(t testing.TB, path, body string, h ...string) *resp {
+	t.Helper()
+	if !hasHeader(h, "Content-Type") {
+		h = append(h, "Content-Type", "text/plain")
+	}
+	r := s.do(t, http.MethodPut, path, h, body)
+	if r.StatusCode/100 != 2 {
+		t.Fatalf("PUT %s: want 2xx, got\n%s", path, r)
+	}
+	return r
+}
+
+func hasHeader(h []string, name string) bool {
+	for i := 0; i+1 < len(h); i += 2 {
+		if strings.EqualFold(h[i], name) {
+			return true
+		}
+	}
+	return false
+}
+
+// setProps sets bucket properties (new URL form) and requires 204.
+func (s *child) setProps(t testing.TB, bucket, propsJSON string) {
+	t.Helper()
+	r := s.do(t, http.MethodPut, "/buckets/"+bucket+"/props", hdr{"Content-Type", "application/json"}, `{"props":`+propsJSON+`}`)
+	if r.StatusCode != http.StatusNoContent {
+		t.Fatalf("set props of %s: %s", bucket, r)
+	}
+}
+
+// expect checks a response's status and, when body is not nil, its exact body.
+func expect(t testing.TB, r *resp, status int, body *string) {
+	t.Helper()
+	if r.StatusCode != status {
+		t.Fatalf("want status %d, got\n%s", status, r)
+	}
+	if body != nil && string(r.Body) != *body {
+		t.Fatalf("want body %q, got\n%s", *body, r)
+	}
+}
+
+func ptr(s string) *string { return &s }
+
+// expectHeader checks one response header's exact value ("" means absent).
+func expectHeader(t testing.TB, r *resp, name, want string) {
+	t.Helper()
+	vs := r.Header.Values(name)
+	got := strings.Join(vs, "\n")
+	if got != want {
+		t.Errorf("%s %s: header %s = %q, want %q", r.Request.Method, r.Request.URL.Path, name, got, want)
+	}
+}
+
+// waitFor polls cond until it is true or the timeout passes.
+func waitFor(t testing.TB, timeout time.Duration, what string, cond func() bool) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	for !cond() {
+		select {
+		case <-ctx.Done():
+			t.Fatalf("timed out after %v waiting for %s", timeout, what)
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+}
+
+// ---------------------------------------------------------------------------------------
+// Dialects and URL forms
+
+// dialect is the name set a server writes.
+type dialect struct {
+	name   string // store or riak
+	prefix string // /store or /riak
+	hdr    string // X-Store- or X-Riak-
+	tag    string // storetag or riaktag
+}
+
+var (
+	dStore = dialect{"store", "/store", "X-Store-", "storetag"}
+	dRiak  = dialect{"riak", "/riak", "X-Riak-", "riaktag"}
+)
+
+// other is the dialect the server does not write; requests use it to show that both name
+// sets are accepted.
+func (d dialect) other() dialect {
+	if d.name == "riak" {
+		return dStore
+	}
+	return dRiak
+}
+
+// form is one URL form of object and bucket-props addresses. Old forms exist with either
+// prefix on input; output always uses the server's dialect.
+type form struct {
+	name string
+	old  bool
+	in   string // old-form input prefix (/store or /riak)
+}
+
+var forms = []form{{"old-store", true, "/store"}, {"old-riak", true, "/riak"}, {"new", false, ""}}
+
+// obj is the path of an object (bucket and key already encoded).
+func (f form) obj(b, k string) string {
+	if f.old {
+		return f.in + "/" + b + "/" + k
+	}
+	return "/buckets/" + b + "/keys/" + k
+}
+
+// bucketPost is where a keyless store POSTs.
+func (f form) bucketPost(b string) string {
+	if f.old {
+		return f.in + "/" + b
+	}
+	return "/buckets/" + b + "/keys"
+}
+
+func (f form) props(b string) string {
+	if f.old {
+		return f.in + "/" + b
+	}
+	return "/buckets/" + b + "/props"
+}
+
+// outObj is the object path the server writes (Location, links) in dialect d.
+func (f form) outObj(d dialect, b, k string) string {
+	if f.old {
+		return d.prefix + "/" + b + "/" + k
+	}
+	return "/buckets/" + b + "/keys/" + k
+}
+
+// upLink is the rel="up" link of bucket b as the server writes it.
+func (f form) upLink(d dialect, b string) string {
+	if f.old {
+		return "<" + d.prefix + "/" + b + `>; rel="up"`
+	}
+	return "</buckets/" + b + `>; rel="up"`
+}
+
+// dialectServers starts one server per dialect (with args) and runs fn for each as a
+// parallel subtest.
+func forEachDialect(t *testing.T, args []string, fn func(t *testing.T, s *child, d dialect)) {
+	t.Helper()
+	for _, d := range []dialect{dStore, dRiak} {
+		t.Run(d.name, func(t *testing.T) {
+			t.Parallel()
+			s := startServer(t, append([]string{"--dialect", d.name}, args...)...)
+			fn(t, s, d)
+		})
+	}
+}
