@@ -77,9 +77,8 @@ func (s *Service) CheckInvariants() error {
 	}
 	it = snap.IteratePrefix([]byte{storage.TagReap})
 	for it.Next() {
-		_, comps, err := storage.DecodeKey(it.Key())
-		if err == nil && len(comps) == 4 {
-			delete(tombs, string(objectKey(string(comps[1]), string(comps[2]), string(comps[3]))))
+		if _, typ, bucket, key, err := storage.DecodeReapKey(it.Key()); err == nil {
+			delete(tombs, string(objectKey(string(typ), string(bucket), string(key))))
 		}
 	}
 	err = it.Err()

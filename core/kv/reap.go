@@ -1,7 +1,6 @@
 package kv
 
 import (
-	"encoding/binary"
 	"time"
 
 	"github.com/cairnkv/cairn/core/storage"
@@ -14,9 +13,7 @@ import (
 // no tombstones costs one seek per tick.
 
 func reapKey(deadline time.Time, typ, bucket, key string) []byte {
-	var d [8]byte
-	binary.BigEndian.PutUint64(d[:], uint64(deadline.UnixNano()))
-	return storage.Key(storage.TagReap, d[:], []byte(typ), []byte(bucket), []byte(key))
+	return storage.ReapKey(deadline.UnixNano(), []byte(typ), []byte(bucket), []byte(key))
 }
 
 func (s *Service) kickReaper() {
@@ -55,9 +52,7 @@ func (s *Service) reapLoop() {
 // reaper calls it periodically; tests may call it directly.
 func (s *Service) ReapDue() error {
 	now := s.now()
-	var d [8]byte
-	binary.BigEndian.PutUint64(d[:], uint64(now.UnixNano()))
-	hi := storage.PrefixEnd(storage.Key(storage.TagReap, d[:]))
+	hi := storage.PrefixEnd(storage.ReapPrefix(now.UnixNano()))
 	it := s.db.Iterate(storage.Key(storage.TagReap), hi)
 	type due struct {
 		entry            []byte
@@ -65,12 +60,13 @@ func (s *Service) ReapDue() error {
 	}
 	var list []due
 	for it.Next() && len(list) < 10_000 {
-		_, comps, err := storage.DecodeKey(it.Key())
-		if err != nil || len(comps) != 4 {
+		_, typ, bucket, key, err := storage.DecodeReapKey(it.Key())
+		if err != nil {
+			// A malformed entry cannot name an object: drop it.
 			list = append(list, due{entry: append([]byte(nil), it.Key()...)})
 			continue
 		}
-		list = append(list, due{entry: append([]byte(nil), it.Key()...), typ: string(comps[1]), bucket: string(comps[2]), key: string(comps[3])})
+		list = append(list, due{entry: append([]byte(nil), it.Key()...), typ: string(typ), bucket: string(bucket), key: string(key)})
 	}
 	err := it.Err()
 	it.Release()

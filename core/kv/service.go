@@ -58,8 +58,11 @@ type Service struct {
 	locks [lockStripes]sync.Mutex // each guards the read-modify-write of the keys hashing to it
 	seed  maphash.Seed
 
-	propsMu    sync.RWMutex // guards propsCache
+	propsMu    sync.RWMutex // guards propsCache and propsGen
 	propsCache map[string]*core.BucketProps
+	// propsGen counts invalidations: a read of stored properties that began before the
+	// latest one must not fill the cache, or it would bring back the old values.
+	propsGen uint64
 	// propsWriteMu serialises the read-merge-write of bucket and type property records.
 	propsWriteMu sync.Mutex
 
@@ -440,6 +443,7 @@ func (s *Service) Props(ctx context.Context, typ, bucket string) (*core.BucketPr
 	ck := typ + "\x00" + bucket
 	s.propsMu.RLock()
 	p := s.propsCache[ck]
+	gen := s.propsGen
 	s.propsMu.RUnlock()
 	if p != nil {
 		return p, nil
@@ -450,10 +454,12 @@ func (s *Service) Props(ctx context.Context, typ, bucket string) (*core.BucketPr
 	}
 	p = typedProps(bucket, raw)
 	s.propsMu.Lock()
-	if len(s.propsCache) >= 100_000 {
-		clear(s.propsCache)
+	if s.propsGen == gen {
+		if len(s.propsCache) >= 100_000 {
+			clear(s.propsCache)
+		}
+		s.propsCache[ck] = p
 	}
-	s.propsCache[ck] = p
 	s.propsMu.Unlock()
 	return p, nil
 }
@@ -598,5 +604,6 @@ func (s *Service) setProps(k []byte, typ, bucket string, changes map[string]json
 func (s *Service) invalidateProps() {
 	s.propsMu.Lock()
 	clear(s.propsCache)
+	s.propsGen++
 	s.propsMu.Unlock()
 }

@@ -212,9 +212,10 @@ func (db *DB) CompactRange(lo, hi []byte) error {
 	return nil
 }
 
-// Close flushes nothing (the journal already holds every acknowledged write), stops
-// compaction and releases the directory lock. Iterators and snapshots should be
-// released first. Calling Close again returns the first call's result.
+// Close stops background compaction, closes the files and releases the directory
+// lock. Nothing needs flushing: every acknowledged write is already in the journal and
+// is replayed by the next Open. Release iterators and snapshots first. Calling Close
+// again returns the first call's result; other methods then fail with ErrClosed.
 func (db *DB) Close() error {
 	db.closeOnce.Do(func() {
 		if err := db.ldb.Close(); err != nil {

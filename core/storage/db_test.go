@@ -45,7 +45,7 @@ func checkInvariants(t *testing.T, db *DB) {
 			t.Errorf("invariant: keys out of order: %q then %q", prev, k)
 		}
 		prev = append(prev[:0], k...)
-		if _, _, err := DecodeKey(k); err != nil && !bytes.HasPrefix(k, []byte("raw")) {
+		if _, _, err := DecodeKey(k); err != nil {
 			t.Errorf("invariant: %v", err)
 		}
 	}

@@ -27,8 +27,7 @@ func splitFuzz(s []byte) [][]byte {
 	if len(s) == 0 {
 		return nil
 	}
-	parts := bytes.SplitN(s, []byte{'|'}, 3)
-	return parts
+	return bytes.SplitN(s, []byte{'|'}, 3)
 }
 
 func FuzzKeyOrder(f *testing.F) {
