@@ -5,6 +5,7 @@ package main
 
 import (
 	"encoding/json"
+	"io"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -12,6 +13,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 )
 
 func TestVersionCommand(t *testing.T) {
@@ -131,7 +133,8 @@ func TestConfigSources(t *testing.T) {
 			"CAIRN_NODE_NAME=env@host", "CAIRN_DIALECT=riak", "CAIRN_MAX_OBJECT_SIZE=200"}},
 			check{"env@host", "riak", 200}},
 		{"config-flag", serverOpts{args: []string{"--config", cfgFile}}, check{"file@host", "riak", 100}},
-		{"config-env", serverOpts{env: []string{"CAIRN_CONFIG=" + cfgFile}}, check{"file@host", "riak", 100}},
+		{"config-env", serverOpts{env: []string{"CAIRN_CONFIG=" + writeConfig("sizes.json", map[string]any{"node-name": "file2@host", "max-object-size": "1KiB"})}},
+			check{"file2@host", "store", 1024}},
 		{"env-over-file", serverOpts{args: []string{"--config=" + cfgFile}, env: []string{"CAIRN_NODE_NAME=env@host", "CAIRN_MAX_OBJECT_SIZE=300"}},
 			check{"env@host", "riak", 300}},
 		{"flag-over-env-and-file", serverOpts{args: []string{"--config", cfgFile, "--dialect", "store", "--node-name", "flag@host"},
@@ -178,6 +181,9 @@ func TestConfigSources(t *testing.T) {
 			{"bad-env", serverOpts{env: []string{"CAIRN_MAX_OBJECT_SIZE=lots"}}, "CAIRN_MAX_OBJECT_SIZE"},
 			{"bad-flag", serverOpts{args: []string{"--no-such-flag"}}, "flag provided but not defined"},
 			{"extra-args", serverOpts{args: []string{"--dialect", "store", "extra"}}, "unexpected arguments"},
+			{"bad-log-level", serverOpts{args: []string{"--log-level", "loud"}}, `log-level must be debug, info, warn or error, not "loud"`},
+			{"bad-size", serverOpts{args: []string{"--max-object-size", "0"}}, "max-object-size must be positive"},
+			{"bad-duration", serverOpts{args: []string{"--delete-reap-delay", "soon"}}, "delete-reap-delay"},
 		} {
 			args := append([]string{"serve", "--data-dir", filepath.Join(dir, "d-"+c.name)}, c.o.args...)
 			code, out, errOut := runCairn(t, serverOpts{args: args, env: c.o.env})
@@ -201,6 +207,38 @@ func TestConfigSources(t *testing.T) {
 	})
 }
 
+// TestListenAddressInUse: a server that cannot listen exits 1 and says why.
+func TestListenAddressInUse(t *testing.T) {
+	t.Parallel()
+	s := startServer(t)
+	code, out, errOut := runCairn(t, serverOpts{args: []string{"--kv-listen", s.Addr, "--data-dir", t.TempDir()}})
+	if code != 1 || !strings.Contains(errOut, "listen on "+s.Addr) || strings.Contains(out, "listening") {
+		t.Fatalf("exit %d, stdout %q, stderr %q; want exit 1 naming the address", code, out, errOut)
+	}
+	expect(t, s.get(t, "/ping"), 200, ptr("OK"))
+}
+
+// TestLogFormatJSON: --log-format json writes one JSON object per line.
+func TestLogFormatJSON(t *testing.T) {
+	t.Parallel()
+	s := startServer(t, "--log-format", "json", "--log-level", "debug")
+	s.get(t, "/ping", "X-Request-Id", "json-log-id")
+	s.Stop()
+	found := false
+	for _, l := range strings.Split(strings.TrimSpace(s.stderr.String()), "\n") {
+		var m map[string]any
+		if err := json.Unmarshal([]byte(l), &m); err != nil {
+			t.Fatalf("log line is not JSON: %q", l)
+		}
+		if m["msg"] == "http request" && m["path"] == "/ping" && m["request_id"] == "json-log-id" {
+			found = true
+		}
+	}
+	if !found {
+		t.Errorf("no JSON access log line for /ping naming its request id:\n%s", s.stderr.String())
+	}
+}
+
 // TestLogLevel checks --log-level: debug logs every request (the access log), error logs
 // none of them.
 func TestLogLevel(t *testing.T) {
@@ -217,4 +255,62 @@ func TestLogLevel(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestShutdownFinishesInFlightRequests sends SIGTERM while a store is half-sent: the
+// server waits for it, answers it, then exits 0 with the value stored.
+func TestShutdownFinishesInFlightRequests(t *testing.T) {
+	t.Parallel()
+	s := startServer(t)
+	pr, pw := io.Pipe()
+	req, _ := http.NewRequest("PUT", s.URL+"/buckets/b/keys/slow", pr)
+	req.Header.Set("Content-Type", "text/plain")
+	req.ContentLength = 10
+	done := make(chan *http.Response, 1)
+	errc := make(chan error, 1)
+	go func() {
+		r, err := httpClient.Do(req)
+		if err != nil {
+			errc <- err
+			return
+		}
+		r.Body.Close()
+		done <- r
+	}()
+	if _, err := pw.Write([]byte("first")); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(300 * time.Millisecond) // the handler is now reading the body
+	if err := s.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(300 * time.Millisecond)
+	select {
+	case <-s.waited:
+		t.Fatalf("exited with a request in flight\n%s", s.output())
+	default:
+	}
+	if _, err := pw.Write([]byte("-half")); err != nil {
+		t.Fatal(err)
+	}
+	pw.Close()
+	select {
+	case r := <-done:
+		if r.StatusCode != 204 {
+			t.Fatalf("in-flight store answered %d", r.StatusCode)
+		}
+	case err := <-errc:
+		t.Fatalf("in-flight store failed: %v\n%s", err, s.output())
+	case <-time.After(20 * time.Second):
+		t.Fatal("in-flight store not answered")
+	}
+	if code, err := s.wait(20 * time.Second); code != 0 || err != nil {
+		t.Fatalf("exit %d (%v) after SIGTERM\n%s", code, err, s.output())
+	}
+	if !strings.HasSuffix(s.stdout.String(), "cairn: stopped\n") {
+		t.Fatalf("no \"cairn: stopped\"\n%s", s.output())
+	}
+	s.Restart()
+	expect(t, s.get(t, "/buckets/b/keys/slow"), 200, ptr("first-half"))
+	s.Stop()
 }

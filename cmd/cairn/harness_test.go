@@ -11,6 +11,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -37,20 +38,29 @@ func TestMain(m *testing.M) {
 	os.Exit(runTests(m))
 }
 
+// runTests builds the binary (plainly: the race detector runs in the test process) and
+// runs the tests. CAIRN_E2E_BINARY=path runs them against a binary built elsewhere
+// instead, for example with -race to look for data races in the server under the
+// suite's load.
 func runTests(m *testing.M) int {
-	// CAIRN_E2E_BINARY runs the suite against a binary built elsewhere (for example with
-	// -race, to look for data races in the server under the suite's load).
-	if bin := os.Getenv("CAIRN_E2E_BINARY"); bin != "" {
-		cairnBin = bin
-		return m.Run()
-	}
 	dir, err := os.MkdirTemp("", "cairn-e2e-bin-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "e2e:", err)
 		return 1
 	}
 	defer os.RemoveAll(dir)
-	cairnBin = filepath.Join(dir, "cairn")
+	cairnBin = filepath.Join(dir, "cairn") // the docs examples find it on PATH as cairn
+	if bin := os.Getenv("CAIRN_E2E_BINARY"); bin != "" {
+		abs, err := filepath.Abs(bin)
+		if err == nil {
+			err = os.Symlink(abs, cairnBin)
+		}
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "e2e: CAIRN_E2E_BINARY:", err)
+			return 1
+		}
+		return m.Run()
+	}
 	cmd := exec.Command("go", "build", "-buildvcs=false", "-ldflags", "-X main.buildVersion="+testVersion, "-o", cairnBin, ".")
 	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
 	if err := cmd.Run(); err != nil {
@@ -131,13 +141,12 @@ func startServerOpts(t testing.TB, o serverOpts) *child {
 }
 
 // commandFor builds the child's command line and environment.
-func commandFor(o serverOpts, extra ...string) *exec.Cmd {
+func commandFor(o serverOpts) *exec.Cmd {
 	var argv []string
 	if !o.raw {
 		argv = append(argv, "--kv-listen", "127.0.0.1:0", "--data-dir", o.dataDir)
 	}
 	argv = append(argv, o.args...)
-	argv = append(argv, extra...)
 	cmd := exec.Command(cairnBin, argv...)
 	cmd.Env = childEnv(o.env)
 	cmd.Dir = o.dir
@@ -239,7 +248,7 @@ func (s *child) start() error {
 		s.URL = "http://" + a
 		return nil
 	case <-s.waited:
-		return fmt.Errorf("exited before listening (%v)\n%s", s.waitErr, s.output())
+		return fmt.Errorf("exited before listening (%w)\n%s", s.waitErr, s.output())
 	case <-time.After(20 * time.Second):
 		_ = s.cmd.Process.Kill()
 		<-s.waited
@@ -381,18 +390,40 @@ func (s *child) do(t testing.TB, method, path string, h hdr, body string) *resp 
 
 func (s *child) send(t testing.TB, req *http.Request) *resp {
 	t.Helper()
+	r, err := s.trySend(t, req)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, s.output())
+	}
+	return r
+}
+
+// trySend is send without t.Fatal, for use from other goroutines than the test's.
+func (s *child) trySend(t testing.TB, req *http.Request) (*resp, error) {
 	r, err := httpClient.Do(req)
 	if err != nil {
-		t.Fatalf("%s %s: %v\n%s", req.Method, req.URL, err, s.output())
+		return nil, fmt.Errorf("%s %s: %w", req.Method, req.URL, err)
 	}
 	defer r.Body.Close()
 	b, err := io.ReadAll(r.Body)
 	if err != nil {
-		t.Fatalf("%s %s: reading body: %v", req.Method, req.URL, err)
+		return nil, fmt.Errorf("%s %s: reading body: %w", req.Method, req.URL, err)
 	}
 	out := &resp{Response: r, Body: b}
 	checkFraming(t, out)
-	return out
+	return out, nil
+}
+
+// tryGet is a GET that reports transport errors instead of failing the test (for
+// goroutines).
+func (s *child) tryGet(t testing.TB, path string, h ...string) (*resp, error) {
+	req, err := http.NewRequest(http.MethodGet, s.URL+path, nil)
+	if err != nil {
+		return nil, err
+	}
+	for i := 0; i+1 < len(h); i += 2 {
+		req.Header.Add(h[i], h[i+1])
+	}
+	return s.trySend(t, req)
 }
 
 func checkFraming(t testing.TB, r *resp) {
@@ -417,7 +448,7 @@ func (s *child) get(t testing.TB, path string, h ...string) *resp {
 	return s.do(t, http.MethodGet, path, h, "")
 }
 
-// put stores body with Content-Type text/plain (unless h sets one) and requires a 2xx.
+// mustPut stores body with Content-Type text/plain (unless h sets one) and requires a 2xx.
 func (s *child) mustPut(t testing.TB, path, body string, h ...string) *resp {
 	t.Helper()
 	if !hasHeader(h, "Content-Type") {
@@ -471,6 +502,26 @@ func expectHeader(t testing.TB, r *resp, name, want string) {
 	}
 }
 
+// rawExchange sends request bytes as they are on a new connection and returns the
+// response bytes as the server wrote them (the request should say Connection: close).
+func rawExchange(t testing.TB, s *child, request string) string {
+	t.Helper()
+	c, err := net.DialTimeout("tcp", s.Addr, 10*time.Second)
+	if err != nil {
+		t.Fatalf("dial %s: %v", s.Addr, err)
+	}
+	defer c.Close()
+	_ = c.SetDeadline(time.Now().Add(20 * time.Second))
+	if _, err := io.WriteString(c, request); err != nil {
+		t.Fatalf("writing request: %v", err)
+	}
+	b, err := io.ReadAll(c)
+	if err != nil {
+		t.Fatalf("reading response: %v", err)
+	}
+	return string(b)
+}
+
 // waitFor polls cond until it is true or the timeout passes.
 func waitFor(t testing.TB, timeout time.Duration, what string, cond func() bool) {
 	t.Helper()
@@ -511,21 +562,38 @@ func (d dialect) other() dialect {
 }
 
 // form is one URL form of object and bucket-props addresses. Old forms exist with either
-// prefix on input; output always uses the server's dialect.
+// prefix on input; output always uses the server's dialect. The typed form addresses
+// buckets of the bucket type e2eType, which servers started by forEachDialect have.
 type form struct {
 	name string
 	old  bool
 	in   string // old-form input prefix (/store or /riak)
+	typ  string // typed form: the bucket type
 }
 
-var forms = []form{{"old-store", true, "/store"}, {"old-riak", true, "/riak"}, {"new", false, ""}}
+// e2eType is a bucket type that behaves like the default type (allow_mult and
+// dvv_enabled false), so that every object case runs unchanged in the typed form.
+const (
+	e2eType      = "e2e"
+	e2eTypeProps = `{"allow_mult":false,"dvv_enabled":false}`
+)
+
+var forms = []form{{name: "old-store", old: true, in: "/store"}, {name: "old-riak", old: true, in: "/riak"}, {name: "new"}, {name: "typed", typ: e2eType}}
+
+// bucketBase is the path of a bucket in the new and typed forms.
+func (f form) bucketBase(b string) string {
+	if f.typ != "" {
+		return "/types/" + f.typ + "/buckets/" + b
+	}
+	return "/buckets/" + b
+}
 
 // obj is the path of an object (bucket and key already encoded).
 func (f form) obj(b, k string) string {
 	if f.old {
 		return f.in + "/" + b + "/" + k
 	}
-	return "/buckets/" + b + "/keys/" + k
+	return f.bucketBase(b) + "/keys/" + k
 }
 
 // bucketPost is where a keyless store POSTs.
@@ -533,14 +601,14 @@ func (f form) bucketPost(b string) string {
 	if f.old {
 		return f.in + "/" + b
 	}
-	return "/buckets/" + b + "/keys"
+	return f.bucketBase(b) + "/keys"
 }
 
 func (f form) props(b string) string {
 	if f.old {
 		return f.in + "/" + b
 	}
-	return "/buckets/" + b + "/props"
+	return f.bucketBase(b) + "/props"
 }
 
 // outObj is the object path the server writes (Location, links) in dialect d.
@@ -548,7 +616,7 @@ func (f form) outObj(d dialect, b, k string) string {
 	if f.old {
 		return d.prefix + "/" + b + "/" + k
 	}
-	return "/buckets/" + b + "/keys/" + k
+	return f.bucketBase(b) + "/keys/" + k
 }
 
 // upLink is the rel="up" link of bucket b as the server writes it.
@@ -556,17 +624,42 @@ func (f form) upLink(d dialect, b string) string {
 	if f.old {
 		return "<" + d.prefix + "/" + b + `>; rel="up"`
 	}
-	return "</buckets/" + b + `>; rel="up"`
+	return "<" + f.bucketBase(b) + `>; rel="up"`
 }
 
-// dialectServers starts one server per dialect (with args) and runs fn for each as a
-// parallel subtest.
+// createType runs `cairn bucket-type create` on a data directory no server uses.
+func createType(t testing.TB, dataDir, name, props string) {
+	t.Helper()
+	args := []string{"bucket-type", "create", name}
+	if props != "" {
+		args = append(args, props)
+	}
+	args = append(args, "--data-dir", dataDir)
+	code, out, errOut := runCairn(t, serverOpts{args: args})
+	if code != 0 || out != "bucket type "+name+" created\n" {
+		t.Fatalf("cairn %v: exit %d, stdout %q, stderr %q", args, code, out, errOut)
+	}
+}
+
+// startServerWithTypes creates bucket types (name → props JSON) in a fresh data
+// directory, then starts a server on it with args.
+func startServerWithTypes(t testing.TB, types map[string]string, args ...string) *child {
+	t.Helper()
+	dir := t.TempDir()
+	for name, props := range types {
+		createType(t, dir, name, props)
+	}
+	return startServerOpts(t, serverOpts{dataDir: dir, args: args})
+}
+
+// forEachDialect starts one server per dialect (with args and the bucket type e2eType)
+// and runs fn for each as a parallel subtest.
 func forEachDialect(t *testing.T, args []string, fn func(t *testing.T, s *child, d dialect)) {
 	t.Helper()
 	for _, d := range []dialect{dStore, dRiak} {
 		t.Run(d.name, func(t *testing.T) {
 			t.Parallel()
-			s := startServer(t, append([]string{"--dialect", d.name}, args...)...)
+			s := startServerWithTypes(t, map[string]string{e2eType: e2eTypeProps}, append([]string{"--dialect", d.name}, args...)...)
 			fn(t, s, d)
 		})
 	}

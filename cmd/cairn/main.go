@@ -2,6 +2,7 @@
 //
 //	cairn [serve] [flags]   run the server (the default command)
 //	cairn bucket-type ...   create or show bucket types (on a stopped server's data dir)
+//	cairn check             verify a stopped server's store
 //	cairn version           print the version
 //
 // Settings come from the embedded defaults, then an optional JSON config file
@@ -35,6 +36,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return serve(ctx, args, getenv, stdout, stderr)
 	case "bucket-type":
 		return bucketType(ctx, args, getenv, stdout, stderr)
+	case "check":
+		return check(args, getenv, stdout, stderr)
 	case "version":
 		fmt.Fprintf(stdout, "cairn %s\n", version())
 		return 0
@@ -54,6 +57,8 @@ func usage(w io.Writer) {
   cairn bucket-type create NAME [PROPS-JSON] [--data-dir DIR]
                           create a bucket type (server stopped)
   cairn bucket-type show NAME [--data-dir DIR]
+  cairn check [--data-dir DIR]
+                          verify a stopped server's store (objects, index postings, reaps)
   cairn version           print the version
 `)
 }

@@ -109,7 +109,7 @@ func (a *API) routes(r *mux.Router) {
 	a.route(r, a.statsResource(), 0, "/stats", false)
 	a.route(r, a.pingResource(), 0, "/ping", false)
 	if a.cfg.Metrics != nil {
-		r.Handle("/metrics", a.cfg.Metrics).Name("metrics")
+		r.Handle("/metrics", buffered(a.cfg.Metrics)).Name("metrics")
 	}
 	a.route(r, a.listResource(), 0, "/", true)
 }
@@ -127,6 +127,10 @@ func (a *API) route(r *mux.Router, res resource, api wire.API, path string, guar
 	}
 	allow := strings.Join(res.methods, ", ")
 	h := func(w http.ResponseWriter, req *http.Request) {
+		if !allowed(knownMethods, req.Method) {
+			writeStatusPage(w, req, http.StatusNotImplemented)
+			return
+		}
 		if !allowed(res.methods, req.Method) {
 			w.Header().Set("Allow", allow)
 			writeStatusPage(w, req, http.StatusMethodNotAllowed)
@@ -143,6 +147,10 @@ func (a *API) route(r *mux.Router, res resource, api wire.API, path string, guar
 	}
 	return r.HandleFunc(path, h).Name(res.name)
 }
+
+// knownMethods are the methods webmachine knows; any other is 501 Not Implemented,
+// before the resource's own list is consulted (405).
+var knownMethods = []string{"GET", "HEAD", "POST", "PUT", "DELETE", "TRACE", "CONNECT", "OPTIONS"}
 
 func allowed(methods []string, m string) bool {
 	for _, x := range methods {

@@ -6,6 +6,7 @@ import (
 	"html"
 	"net/http"
 
+	"github.com/cairnkv/cairn/core/httpx"
 	"github.com/cairnkv/cairn/core/kvapi/wire"
 )
 
@@ -90,4 +91,40 @@ func (a *API) listResource() resource {
 		}
 		a.writeBody(w, r, http.StatusOK, ct, body.Bytes())
 	}}
+}
+
+// buffered runs h into memory and sends its response whole, with a Content-Length like
+// every non-streamed response of this interface (promhttp writes in pieces, which
+// net/http would send chunked).
+func buffered(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		bw := &bufferedWriter{header: w.Header()}
+		h.ServeHTTP(bw, r)
+		if bw.status == 0 {
+			bw.status = http.StatusOK
+		}
+		_ = httpx.WriteFull(w, bw.status, "", bw.body.Bytes())
+	})
+}
+
+// bufferedWriter collects a response; its header map is the real writer's.
+type bufferedWriter struct {
+	header http.Header
+	status int
+	body   bytes.Buffer
+}
+
+func (b *bufferedWriter) Header() http.Header { return b.header }
+
+func (b *bufferedWriter) WriteHeader(code int) {
+	if b.status == 0 {
+		b.status = code
+	}
+}
+
+func (b *bufferedWriter) Write(p []byte) (int, error) {
+	if b.status == 0 {
+		b.status = http.StatusOK
+	}
+	return b.body.Write(p)
 }

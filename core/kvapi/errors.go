@@ -52,7 +52,7 @@ func (a *API) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	switch {
 	case len(e.Reasons) > 0:
 		b, _ := json.Marshal(e.Reasons)
-		httpx.WriteFull(w, status, "application/json", b)
+		_ = httpx.WriteFull(w, status, "application/json", b) // a failed write means the client left
 	case status == http.StatusNotModified:
 		w.Header().Del("Content-Type")
 		w.WriteHeader(status)
@@ -63,12 +63,14 @@ func (a *API) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	}
 }
 
+// writeText and writeHTML send a complete body; a failed write means the client has gone
+// and there is no one left to tell.
 func writeText(w http.ResponseWriter, status int, body string) {
-	httpx.WriteFull(w, status, "text/plain", []byte(body))
+	_ = httpx.WriteFull(w, status, "text/plain", []byte(body))
 }
 
 func writeHTML(w http.ResponseWriter, status int, body string) {
-	httpx.WriteFull(w, status, "text/html", []byte(body))
+	_ = httpx.WriteFull(w, status, "text/html", []byte(body))
 }
 
 const serverSignature = "<ADDRESS>cairn web server</ADDRESS>"

@@ -2,6 +2,7 @@ package kvapi
 
 import (
 	"bytes"
+	"errors"
 	"encoding/base64"
 	"io"
 	"net/http"
@@ -118,6 +119,9 @@ func (a *API) writeValue(w http.ResponseWriter, r *http.Request, l loc, obj *cor
 		writeStatusPage(w, r, http.StatusNotAcceptable)
 		return
 	}
+	if status == http.StatusOK && conditionalDone(w, r, s.VTag, s.LastModified) {
+		return
+	}
 	h := w.Header()
 	a.clockHeader(h, obj.VClock)
 	h["Link"] = []string{wire.FormatLinks(s.Links, l.api, a.d, l.typ, l.bucket)}
@@ -137,16 +141,6 @@ func (a *API) writeValue(w http.ResponseWriter, r *http.Request, l loc, obj *cor
 		h["Content-Encoding"] = []string{s.Encoding}
 	} else {
 		h["Vary"] = []string{"Accept-Encoding"}
-	}
-	if status == http.StatusOK && (r.Method == http.MethodGet || r.Method == http.MethodHead) {
-		if code := conditions(r).Evaluate(true, s.VTag, s.LastModified, true, time.Now()); code == http.StatusNotModified {
-			h.Del("Content-Type")
-			w.WriteHeader(http.StatusNotModified)
-			return
-		} else if code != 0 {
-			writeStatusPage(w, r, code)
-			return
-		}
 	}
 	a.writeBody(w, r, status, ct, s.Value)
 }
@@ -171,23 +165,16 @@ func (a *API) writeSiblings(w http.ResponseWriter, r *http.Request, l loc, obj *
 		writeStatusPage(w, r, http.StatusNotAcceptable)
 		return
 	}
+	etag := wire.ETagOfClock(obj.VClock)
+	lm := obj.LastModified()
+	if status == http.StatusMultipleChoices && conditionalDone(w, r, etag, lm) {
+		return
+	}
 	h := w.Header()
 	a.clockHeader(h, obj.VClock)
 	h["Vary"] = []string{"Accept, Accept-Encoding"}
-	etag := wire.ETagOfClock(obj.VClock)
 	h["ETag"] = []string{`"` + etag + `"`}
-	lm := obj.LastModified()
 	h["Last-Modified"] = []string{wire.FormatHTTPDate(lm)}
-	if status == http.StatusMultipleChoices && r.Method != http.MethodPut && r.Method != http.MethodPost {
-		if code := conditions(r).Evaluate(true, etag, lm, true, time.Now()); code == http.StatusNotModified {
-			h.Del("Content-Type")
-			w.WriteHeader(code)
-			return
-		} else if code != 0 {
-			writeStatusPage(w, r, code)
-			return
-		}
-	}
 	if ct == "text/plain" {
 		vtags := make([]string, len(obj.Siblings))
 		for i := range obj.Siblings {
@@ -209,6 +196,26 @@ func (a *API) writeSiblings(w http.ResponseWriter, r *http.Request, l loc, obj *
 // siblingPart renders one sibling as a multipart part with the reference's header order.
 func (a *API) siblingPart(l loc, s *core.Sibling) wire.Part {
 	return wire.Part{Headers: wire.SiblingHeaders(s, l.api, a.d, l.typ, l.bucket), Body: s.Value}
+}
+
+// conditionalDone evaluates a fetch's conditional headers against the representation's
+// etag and last-modified time. It answers 304 (with only the ETag, as the reference
+// does) or 412 and reports true, or reports false when the fetch should proceed. Writes
+// evaluate their conditions under the key's lock instead (writePrecondition).
+func conditionalDone(w http.ResponseWriter, r *http.Request, etag string, lm time.Time) bool {
+	if (r.Method != http.MethodGet && r.Method != http.MethodHead) || !hasConditions(r) {
+		return false
+	}
+	switch code := conditions(r).Evaluate(true, etag, lm, true, time.Now()); code {
+	case 0:
+		return false
+	case http.StatusNotModified:
+		w.Header()["ETag"] = []string{`"` + etag + `"`}
+		w.WriteHeader(http.StatusNotModified)
+	default:
+		writeStatusPage(w, r, code)
+	}
+	return true
 }
 
 func conditions(r *http.Request) wire.Conditions {
@@ -278,6 +285,12 @@ func (a *API) putObject(w http.ResponseWriter, r *http.Request, l loc, created b
 	}
 	if v.ContentType, v.Charset, err = wire.ParseContentType(ctHeader); err != nil {
 		writeText(w, http.StatusUnsupportedMediaType, wire.MediaTypeErrorMessage(ctHeader))
+		return
+	}
+	// A body that will be returned is negotiated before the write, as the reference does,
+	// so that a 406 never answers a write that happened.
+	if _, ok := wire.Negotiate(r.Header.Get("Accept"), []string{v.ContentType}); p.returnBody && !ok {
+		writeStatusPage(w, r, http.StatusNotAcceptable)
 		return
 	}
 	v.Encoding = r.Header.Get("Content-Encoding")
@@ -351,7 +364,8 @@ func readBody(r *http.Request, limit int64) ([]byte, error) {
 	}
 	b, err := io.ReadAll(body)
 	if err != nil {
-		if _, ok := err.(*http.MaxBytesError); ok {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
 			return nil, err
 		}
 		return nil, badRequest("Could not read the request body\n")
