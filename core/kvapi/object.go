@@ -2,8 +2,8 @@ package kvapi
 
 import (
 	"bytes"
-	"errors"
 	"encoding/base64"
+	"errors"
 	"io"
 	"net/http"
 	"strconv"
