@@ -116,7 +116,7 @@ func decodeRecord(data []byte) (*record, error) {
 	}
 	clk, err := vclock.Decode(d.bytes())
 	if err != nil {
-		return nil, fmt.Errorf("%w: %v", errCorrupt, err)
+		return nil, fmt.Errorf("%w: %w", errCorrupt, err)
 	}
 	r := &record{clock: clk}
 	n := d.count()
@@ -153,7 +153,7 @@ func decodeRecord(data []byte) (*record, error) {
 		r.siblings = append(r.siblings, s)
 	}
 	if d.err != nil {
-		return nil, fmt.Errorf("%w: %v", errCorrupt, d.err)
+		return nil, fmt.Errorf("%w: %w", errCorrupt, d.err)
 	}
 	if len(d.b) != 0 {
 		return nil, fmt.Errorf("%w: %d trailing bytes", errCorrupt, len(d.b))

@@ -154,7 +154,7 @@ func (a *API) writeBody(w http.ResponseWriter, r *http.Request, status int, ct s
 		w.WriteHeader(status)
 		return
 	}
-	httpx.WriteFull(w, status, ct, body)
+	_ = httpx.WriteFull(w, status, ct, body) // a failed write means the client left
 }
 
 // writeSiblings answers 300 Multiple Choices: the vtag list as text/plain, or every

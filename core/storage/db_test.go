@@ -310,12 +310,11 @@ func TestSchemaVersion(t *testing.T) {
 				t.Fatalf("reopen err = %v, want %v", err, tt.want)
 			}
 			if err != nil {
-				if tt.want == ErrSchemaTooNew && !strings.Contains(err.Error(), "schema version 2") {
+				if errors.Is(tt.want, ErrSchemaTooNew) && !strings.Contains(err.Error(), "schema version 2") {
 					t.Errorf("message does not name the version: %v", err)
 				}
 				// The refused open must have released the lock.
-				db, err = Open(dir, Options{NoSync: true})
-				if !errors.Is(err, tt.want) {
+				if _, err := Open(dir, Options{NoSync: true}); !errors.Is(err, tt.want) {
 					t.Fatalf("second refused open: %v", err)
 				}
 				return

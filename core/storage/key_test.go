@@ -254,10 +254,10 @@ func TestReapKey(t *testing.T) {
 	k1 := ReapKey(1_000, []byte("default"), []byte("b"), []byte("k\x00"))
 	k2 := ReapKey(2_000, []byte("default"), []byte("a"), []byte("a"))
 	k3 := ReapKey(1<<40, nil, nil, nil)
-	if !(bytes.Compare(k1, k2) < 0 && bytes.Compare(k2, k3) < 0) {
+	if bytes.Compare(k1, k2) >= 0 || bytes.Compare(k2, k3) >= 0 {
 		t.Fatal("reap keys not in deadline order")
 	}
-	if !(bytes.Compare(k2, ReapPrefix(2_001)) < 0 && bytes.Compare(k2, ReapPrefix(2_000)) > 0) {
+	if bytes.Compare(k2, ReapPrefix(2_001)) >= 0 || bytes.Compare(k2, ReapPrefix(2_000)) <= 0 {
 		t.Fatal("ReapPrefix bounds wrong")
 	}
 	d, typ, b, k, err := DecodeReapKey(k1)

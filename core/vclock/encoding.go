@@ -78,7 +78,7 @@ func Decode(b []byte) (VClock, error) {
 		ctr := r.uvarint()
 		ts := r.varint()
 		if r.err != nil {
-			return nil, fmt.Errorf("%w: entry %d: %v", ErrMalformed, i, r.err)
+			return nil, fmt.Errorf("%w: entry %d: %w", ErrMalformed, i, r.err)
 		}
 		if ctr == 0 {
 			return nil, fmt.Errorf("%w: zero counter in entry %d", ErrMalformed, i)
