@@ -21,6 +21,9 @@ import (
 
 const benchBucket = "bench"
 
+// putBodies is the number of different PUT bodies.
+const putBodies = 64
+
 // bench holds the servers under test and the results so far.
 type bench struct {
 	o           options
@@ -34,13 +37,15 @@ type bench struct {
 	bareLn      net.Listener
 	cairnAddr   string
 	bareAddr    string
-	value       []byte
+	value       []byte   // the bare server's GET body
+	bodies      [][]byte // PUT bodies
 	started     time.Time
 
 	phases []phaseResult
 	ratios []ratioResult
 	burst  *burstResult
 	notes  []string
+	putDW0 *phaseResult
 }
 
 // phaseResult is one measured phase.
@@ -64,6 +69,7 @@ type ratioResult struct {
 	Value  float64 `json:"value"`
 	Target float64 `json:"target"`
 	Pass   bool    `json:"pass"`
+	Info   bool    `json:"info,omitempty"` // no target: shown for understanding
 }
 
 // burstResult describes the PUT burst itself.
@@ -73,10 +79,13 @@ type burstResult struct {
 	Errors   int64   `json:"errors"`
 	Seconds  float64 `json:"seconds"`
 	RPS      float64 `json:"rps"`
+	LevelDB  string  `json:"leveldb,omitempty"` // compactions and write delays during the burst and the after window
 }
 
 func newBench(o options, out, log io.Writer) (*bench, error) {
-	b := &bench{o: o, out: out, log: log, value: makeValue(o.ValueSize), started: time.Now()}
+	b := &bench{o: o, out: out, log: log, started: time.Now()}
+	b.bodies = makeValues(putBodies, o.ValueSize)
+	b.value = b.bodies[0]
 	switch o.Loadgen {
 	case "wrk", "auto":
 		if p := findWrk(); p != "" {
@@ -114,19 +123,19 @@ func newBench(o options, out, log io.Writer) (*bench, error) {
 	logger := slog.New(slog.NewTextHandler(log, &slog.HandlerOptions{Level: slog.LevelError}))
 	srv, err := server.New(cfg, "bench", logger)
 	if err != nil {
-		b.close()
+		_ = b.close()
 		return nil, err
 	}
 	b.srv = srv
 	if err := srv.Start(); err != nil {
-		b.close()
+		_ = b.close()
 		return nil, err
 	}
 	b.cairnAddr = srv.KVAddr().String()
 
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
-		b.close()
+		_ = b.close()
 		return nil, err
 	}
 	b.bareLn = ln
@@ -165,7 +174,7 @@ func (b *bench) getExisting() workload {
 }
 
 func (b *bench) putNew(prefix string, dw int) workload {
-	return workload{Method: http.MethodPut, Bucket: benchBucket, KeyPrefix: prefix, DW: dw, Body: b.value}
+	return workload{Method: http.MethodPut, Bucket: benchBucket, KeyPrefix: prefix, DW: dw, Bodies: b.bodies}
 }
 
 func (b *bench) run(ctx context.Context) error {
@@ -203,13 +212,17 @@ func (b *bench) printHeader() {
 	fmt.Fprintf(b.out, "loadgen: %s\n", b.loadgenDesc)
 	fmt.Fprintf(b.out, "phases: %v measured after %v warm-up; %d connections; %d-byte values; %d keys populated; burst %d PUTs from %d writers\n",
 		b.o.Duration, b.o.Warmup, b.o.Conns, b.o.ValueSize, b.o.Keys, b.o.Burst, b.o.BurstWriters)
+	if n := b.slices(); n > 1 {
+		fmt.Fprintf(b.out, "        compared pairs alternate in %d slices each (A B B A ...)\n", n)
+	}
 	if b.wrk != nil {
-		fmt.Fprintf(b.out, "        (wrk runs whole seconds: %ds phases, %ds warm-ups)\n", ceilSeconds(b.o.Duration), ceilSeconds(b.o.Warmup))
+		fmt.Fprintf(b.out, "        (wrk runs whole seconds: phases and slices are rounded up)\n")
 	}
 	fmt.Fprintf(b.out, "bare baseline: net/http on loopback; GET answers 200 with a %d-byte body (Content-Type, Content-Length), PUT reads the body and answers 204\n", b.o.ValueSize)
-	fmt.Fprintf(b.out, "NOTE: the load generator, Cairn and the bare server share this machine's %d CPUs; a generator that needs more CPU per request\n"+
-		"      leaves less to the server, which compresses ratios between a fast and a slow server (and CPU-bound phases are noisy).\n",
-		runtime.NumCPU())
+	fmt.Fprintf(b.out, "NOTE: the load generator, Cairn and the bare server share this machine's %d CPUs (with anything else running):\n"+
+		"      the generator's CPU per request pulls CPU-bound ratios towards 1 (Cairn/bare looks better than with the\n"+
+		"      generator on another machine) and lowers CPU-bound over latency-bound ones (dw=1 c%d/c1); all phases are noisy.\n",
+		runtime.NumCPU(), b.o.Conns)
 }
 
 func ceilSeconds(d time.Duration) int64 { return max(1, int64((d+time.Second-1)/time.Second)) }
@@ -258,10 +271,20 @@ func (b *bench) populate(ctx context.Context) error {
 
 // storageStats reads the LevelDB counters from Cairn's /stats.
 type storageStats struct {
-	IOWrite     float64   `json:"io_write_bytes"`
-	Level0      float64   `json:"level0_tables"`
-	LevelTables []float64 `json:"level_tables"`
-	WritePaused bool      `json:"write_paused"`
+	IOWrite     float64            `json:"io_write_bytes"`
+	Level0      float64            `json:"level0_tables"`
+	LevelTables []float64          `json:"level_tables"`
+	WritePaused bool               `json:"write_paused"`
+	DelayCount  float64            `json:"write_delay_count"`
+	DelayMS     float64            `json:"write_delay_ms"`
+	Compactions map[string]float64 `json:"compactions"`
+}
+
+// compactionsSince describes the LevelDB work between two snapshots.
+func compactionsSince(before, after storageStats) string {
+	d := func(k string) float64 { return after.Compactions[k] - before.Compactions[k] }
+	return fmt.Sprintf("%.0f memtable flushes, %.0f level-0 and %.0f deeper compactions, %.0f writes delayed by back-pressure (%.0f ms in all)",
+		d("memtable"), d("level0"), d("nonlevel0"), after.DelayCount-before.DelayCount, after.DelayMS-before.DelayMS)
 }
 
 func (b *bench) storageStats() (storageStats, error) {
@@ -345,47 +368,163 @@ func (b *bench) profile(phase string) func() {
 	}
 }
 
-// measure runs workload w against addr with conns connections: a warm-up, then the
-// measured duration.
-func (b *bench) measure(ctx context.Context, name, srvName, addr string, w workload, conns int) (phaseResult, error) {
-	res := phaseResult{Name: name, Server: srvName, Conns: conns}
+// side is one half of a compared pair: a workload against one server.
+type side struct {
+	name, server, addr string
+	w                  workload
+	conns              int
+}
+
+// sample is one measured stretch of a side.
+type sample struct {
+	requests, errors int64
+	seconds          float64
+	hist             *histogram // built-in generator
+	p50, p99         time.Duration
+	wrk              bool // p50 and p99 come from wrk
+}
+
+// measureOnce runs s for warmup (unmeasured), then d (measured), profiling the
+// measured part under the phase's name when prof is set.
+func (b *bench) measureOnce(ctx context.Context, s side, warmup, d time.Duration, prof bool) (sample, error) {
+	stop := func() {}
 	if b.wrk != nil {
-		run := WrkRun{URL: "http://" + addr, Conns: conns, Script: wrkScript(w)}
-		if b.o.Warmup > 0 {
-			run.Duration = b.o.Warmup
+		run := WrkRun{URL: "http://" + s.addr, Conns: s.conns, Script: wrkScript(s.w)}
+		if warmup > 0 {
+			run.Duration = warmup
 			if _, err := b.wrk.Run(ctx, run); err != nil {
-				return res, err
+				return sample{}, err
 			}
 		}
-		run.Duration = b.o.Duration
-		stop := b.profile(name)
+		run.Duration = d
+		if prof {
+			stop = b.profile(s.name)
+		}
 		wr, err := b.wrk.Run(ctx, run)
 		stop()
 		if err != nil {
-			return res, err
+			return sample{}, err
 		}
-		res.fromWrk(wr)
-	} else {
-		r := Builtin{Addr: addr, Conns: conns, Build: w.raw(addr), Seed: uint64(time.Now().UnixNano())}.Start()
-		err := sleep(ctx, b.o.Warmup)
-		stop := func() {}
-		var t1, t2 time.Time
-		if err == nil {
-			stop = b.profile(name)
-			t1 = r.SetEpoch(1)
-			err = sleep(ctx, b.o.Duration)
-			t2 = r.SetEpoch(2)
-		}
-		stop()
-		r.Stop()
-		if err != nil {
-			return res, err
-		}
-		st := r.Stats(1)
-		res.fromBuiltin(st, t2.Sub(t1))
+		okReqs := wr.Requests - min(wr.Requests, wr.Non2xx) // wrk counts failed requests too
+		return sample{requests: okReqs, errors: wr.Non2xx + wr.SocketErrors, seconds: wr.Elapsed.Seconds(),
+			p50: wr.P50, p99: wr.P99, wrk: true}, nil
 	}
-	b.add(res)
-	return res, nil
+	r := Builtin{Addr: s.addr, Conns: s.conns, Build: s.w.raw(s.addr), Seed: uint64(time.Now().UnixNano())}.Start()
+	err := sleep(ctx, warmup)
+	var t1, t2 time.Time
+	if err == nil {
+		if prof {
+			stop = b.profile(s.name)
+		}
+		t1 = r.SetEpoch(1)
+		err = sleep(ctx, d)
+		t2 = r.SetEpoch(2)
+	}
+	stop()
+	r.Stop()
+	if err != nil {
+		return sample{}, err
+	}
+	st := r.Stats(1)
+	return sample{requests: st.Requests, errors: st.Errors, seconds: t2.Sub(t1).Seconds(), hist: &st.Hist}, nil
+}
+
+// result combines the samples of one side into its phase result. Built-in samples
+// merge their histograms; wrk's percentiles are averaged, weighted by requests.
+func combine(s side, samples []sample) phaseResult {
+	p := phaseResult{Name: s.name, Server: s.server, Conns: s.conns}
+	var h histogram
+	var p50, p99 float64
+	for _, x := range samples {
+		p.Requests += x.requests
+		p.Errors += x.errors
+		p.Seconds += x.seconds
+		if x.hist != nil {
+			h.merge(x.hist)
+		}
+		p50 += float64(x.p50) * float64(x.requests)
+		p99 += float64(x.p99) * float64(x.requests)
+	}
+	if p.Seconds > 0 {
+		p.RPS = float64(p.Requests) / p.Seconds
+	}
+	switch {
+	case h.n > 0:
+		p.P50ms, p.P99ms = ms(h.quantile(0.50)), ms(h.quantile(0.99))
+	case p.Requests > 0:
+		p.P50ms, p.P99ms = ms(time.Duration(p50/float64(p.Requests))), ms(time.Duration(p99/float64(p.Requests)))
+	}
+	return p
+}
+
+// measure runs one side alone: a warm-up, then the measured duration.
+func (b *bench) measure(ctx context.Context, s side) (phaseResult, error) {
+	x, err := b.measureOnce(ctx, s, b.o.Warmup, b.o.Duration, true)
+	if err != nil {
+		return phaseResult{}, err
+	}
+	p := combine(s, []sample{x})
+	b.add(p)
+	return p, nil
+}
+
+// measurePair measures two sides under the same machine conditions: each is warmed
+// up, then the measured time of each is cut into --slices slices run alternately
+// (A B B A A B ...), so that a change in the machine's background load affects both
+// alike. With one slice (or --cpuprofile) they run one after the other.
+func (b *bench) measurePair(ctx context.Context, x, y side) (phaseResult, phaseResult, error) {
+	n := b.slices()
+	if n <= 1 {
+		px, err := b.measure(ctx, x)
+		if err != nil {
+			return px, phaseResult{}, err
+		}
+		py, err := b.measure(ctx, y)
+		return px, py, err
+	}
+	d := b.o.Duration / time.Duration(n)
+	ramp := min(b.o.Warmup, 100*time.Millisecond) // the built-in generator's reconnection at each slice
+	if b.wrk != nil {
+		d, ramp = time.Duration(ceilSeconds(d))*time.Second, 0
+	}
+	for _, s := range []side{x, y} {
+		if b.o.Warmup <= 0 {
+			break
+		}
+		if _, err := b.measureOnce(ctx, s, 0, b.o.Warmup, false); err != nil {
+			return phaseResult{}, phaseResult{}, err
+		}
+	}
+	var sx, sy []sample
+	for i := 0; i < n; i++ {
+		order := []*side{&x, &y}
+		if i%2 == 1 {
+			order = []*side{&y, &x}
+		}
+		for _, s := range order {
+			smp, err := b.measureOnce(ctx, *s, ramp, d, false)
+			if err != nil {
+				return phaseResult{}, phaseResult{}, err
+			}
+			if s == &x {
+				sx = append(sx, smp)
+			} else {
+				sy = append(sy, smp)
+			}
+		}
+	}
+	px, py := combine(x, sx), combine(y, sy)
+	b.add(px)
+	b.add(py)
+	return px, py, nil
+}
+
+// slices is the number of alternating slices of a pair's measurement.
+func (b *bench) slices() int {
+	if b.o.CPUProfile != "" {
+		return 1
+	}
+	return b.o.Slices
 }
 
 func (p *phaseResult) fromWrk(r WrkResult) {
@@ -438,14 +577,21 @@ func (b *bench) ratio(name string, num, den phaseResult, target float64) {
 	b.ratios = append(b.ratios, r)
 }
 
+// info records a ratio that has no target.
+func (b *bench) info(name string, num, den phaseResult) {
+	r := ratioResult{Name: name, Num: num.Name, Den: den.Name, Info: true}
+	if den.RPS > 0 {
+		r.Value = num.RPS / den.RPS
+	}
+	b.ratios = append(b.ratios, r)
+}
+
 // phaseGet: GET of existing objects, Cairn vs the bare handler.
 func (b *bench) phaseGet(ctx context.Context) error {
 	w := b.getExisting()
-	bare, err := b.measure(ctx, "get-bare", "bare", b.bareAddr, w, b.o.Conns)
-	if err != nil {
-		return err
-	}
-	cairn, err := b.measure(ctx, "get-cairn", "cairn", b.cairnAddr, w, b.o.Conns)
+	bare, cairn, err := b.measurePair(ctx,
+		side{name: "get-bare", server: "bare", addr: b.bareAddr, w: w, conns: b.o.Conns},
+		side{name: "get-cairn", server: "cairn", addr: b.cairnAddr, w: w, conns: b.o.Conns})
 	if err != nil {
 		return err
 	}
@@ -456,30 +602,39 @@ func (b *bench) phaseGet(ctx context.Context) error {
 // phasePut: PUT of new objects with dw=0, Cairn vs the bare handler.
 func (b *bench) phasePut(ctx context.Context) error {
 	w := b.putNew("p", 0)
-	bare, err := b.measure(ctx, "put-dw0-bare", "bare", b.bareAddr, w, b.o.Conns)
-	if err != nil {
-		return err
-	}
-	cairn, err := b.measure(ctx, "put-dw0-cairn", "cairn", b.cairnAddr, w, b.o.Conns)
+	bare, cairn, err := b.measurePair(ctx,
+		side{name: "put-dw0-bare", server: "bare", addr: b.bareAddr, w: w, conns: b.o.Conns},
+		side{name: "put-dw0-cairn", server: "cairn", addr: b.cairnAddr, w: w, conns: b.o.Conns})
 	if err != nil {
 		return err
 	}
 	b.ratio("PUT dw=0 cairn/bare", cairn, bare, 0.3)
+	b.putDW0 = &cairn
 	return nil
 }
 
 // phaseSync: PUT with dw=1 (fsync before the answer), many writers vs one.
 func (b *bench) phaseSync(ctx context.Context) error {
 	w := b.putNew("s", 1)
-	one, err := b.measure(ctx, "put-dw1-c1", "cairn", b.cairnAddr, w, 1)
-	if err != nil {
-		return err
-	}
-	many, err := b.measure(ctx, fmt.Sprintf("put-dw1-c%d", b.o.Conns), "cairn", b.cairnAddr, w, b.o.Conns)
+	one, many, err := b.measurePair(ctx,
+		side{name: "put-dw1-c1", server: "cairn", addr: b.cairnAddr, w: w, conns: 1},
+		side{name: fmt.Sprintf("put-dw1-c%d", b.o.Conns), server: "cairn", addr: b.cairnAddr, w: w, conns: b.o.Conns})
 	if err != nil {
 		return err
 	}
 	b.ratio(fmt.Sprintf("PUT dw=1 c%d/c1", b.o.Conns), many, one, 10)
+	if b.putDW0 != nil {
+		// Not a target: how close synced writes come to unsynced ones (1 = fsync is free).
+		b.info("PUT dw=1/dw=0 at the same concurrency", many, *b.putDW0)
+		// One writer's rate is set by the fsync latency; many writers' rate cannot exceed
+		// the unsynced rate. When a fast disk makes 10x the one-writer rate larger than
+		// that, the target is out of reach whatever the group commit does.
+		if need := 10 * one.RPS; need > b.putDW0.RPS {
+			b.notes = append(b.notes, fmt.Sprintf("the dw=1 target needs %.0f req/s (10 x one writer, whose p50 %s is mostly fsync), "+
+				"more than unsynced PUTs reached (%.0f req/s in %s): on this disk it is bounded by CPU, not by group commit",
+				need, fmtMS(one.P50ms), b.putDW0.RPS, b.putDW0.Name))
+		}
+	}
 	return nil
 }
 
@@ -487,7 +642,11 @@ func (b *bench) phaseSync(ctx context.Context) error {
 // keys (dw=0, from separate writer connections), then GETs right after it.
 func (b *bench) phaseBurst(ctx context.Context) error {
 	w := b.getExisting()
-	settled, err := b.measure(ctx, "get-settled", "cairn", b.cairnAddr, w, b.o.Conns)
+	settled, err := b.measure(ctx, side{name: "get-settled", server: "cairn", addr: b.cairnAddr, w: w, conns: b.o.Conns})
+	if err != nil {
+		return err
+	}
+	before, err := b.storageStats()
 	if err != nil {
 		return err
 	}
@@ -569,7 +728,8 @@ func (b *bench) phaseBurst(ctx context.Context) error {
 	b.ratio("GET during burst/settled", during, settled, 0.3)
 	b.ratio("GET after burst/settled", after, settled, 0.3)
 	if st, err := b.storageStats(); err == nil {
-		b.logf("after the burst window: LevelDB tables per level %v", st.LevelTables)
+		b.burst.LevelDB = compactionsSince(before, st)
+		b.logf("burst and after-window: %s; tables per level now %v", b.burst.LevelDB, st.LevelTables)
 	}
 	return nil
 }

@@ -20,7 +20,7 @@ func TestBuiltinTimed(t *testing.T) {
 	addr := strings.TrimPrefix(srv.URL, "http://")
 	for _, w := range []workload{
 		{Method: http.MethodGet, Bucket: "b", KeyPrefix: "k", Keys: 100, DW: -1},
-		{Method: http.MethodPut, Bucket: "b", KeyPrefix: "p", DW: 0, Body: value},
+		{Method: http.MethodPut, Bucket: "b", KeyPrefix: "p", DW: 0, Bodies: [][]byte{value}},
 	} {
 		t.Run(w.Method, func(t *testing.T) {
 			r := Builtin{Addr: addr, Conns: 4, Build: w.raw(addr), Seed: 1}.Start()
@@ -67,7 +67,7 @@ func TestBuiltinCountBounded(t *testing.T) {
 	}))
 	defer srv.Close()
 	addr := strings.TrimPrefix(srv.URL, "http://")
-	w := workload{Method: http.MethodPut, Bucket: "b", KeyPrefix: "k", Keys: total, Sequential: true, DW: 0, Body: value}
+	w := workload{Method: http.MethodPut, Bucket: "b", KeyPrefix: "k", Keys: total, Sequential: true, DW: 0, Bodies: [][]byte{value}}
 	r := Builtin{Addr: addr, Conns: 8, Build: w.raw(addr), Total: total}.Start()
 	select {
 	case <-r.Done():
@@ -106,7 +106,23 @@ func TestBuiltinCountsErrors(t *testing.T) {
 
 func TestWorkloadRaw(t *testing.T) {
 	value := makeValue(1024)
+	values := makeValues(2, 100)
+	// With several bodies, each request takes one of them.
+	w := workload{Method: "PUT", Bucket: "bench", KeyPrefix: "b", DW: 0, Bodies: values}
+	build, seen := w.raw("h"), map[string]bool{}
 	rng := rand.New(rand.NewPCG(1, 1))
+	for i := 0; i < 50; i++ {
+		req, err := http.ReadRequest(bufio.NewReader(bytes.NewReader(build(nil, rng, 0))))
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(req.Body)
+		seen[string(body)] = true
+	}
+	if len(seen) != 2 || !seen[string(values[0])] || !seen[string(values[1])] {
+		t.Fatalf("bodies sent: %d different", len(seen))
+	}
+
 	for _, tc := range []struct {
 		w        workload
 		method   string
@@ -115,8 +131,8 @@ func TestWorkloadRaw(t *testing.T) {
 		dw, body string
 	}{
 		{workload{Method: "GET", Bucket: "bench", KeyPrefix: "k", Keys: 1000, DW: -1}, "GET", "/buckets/bench/keys/k", 9, "", ""},
-		{workload{Method: "PUT", Bucket: "bench", KeyPrefix: "b", DW: 0, Body: value}, "PUT", "/buckets/bench/keys/b", 17, "0", string(value)},
-		{workload{Method: "PUT", Bucket: "bench", KeyPrefix: "s", DW: 1, Body: value}, "PUT", "/buckets/bench/keys/s", 17, "1", string(value)},
+		{workload{Method: "PUT", Bucket: "bench", KeyPrefix: "b", DW: 0, Bodies: [][]byte{value}}, "PUT", "/buckets/bench/keys/b", 17, "0", string(value)},
+		{workload{Method: "PUT", Bucket: "bench", KeyPrefix: "s", DW: 1, Bodies: [][]byte{value}}, "PUT", "/buckets/bench/keys/s", 17, "1", string(value)},
 	} {
 		raw := tc.w.raw("127.0.0.1:1")(nil, rng, 7)
 		req, err := http.ReadRequest(bufio.NewReader(bytes.NewReader(raw)))

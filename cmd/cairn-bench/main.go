@@ -20,6 +20,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -39,7 +40,7 @@ func main() {
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	o, err := parseFlags(args, stderr)
 	if err != nil {
-		if err == errHelp {
+		if errors.Is(err, errHelp) {
 			return 0
 		}
 		fmt.Fprintf(stderr, "cairn-bench: %v\n", err)

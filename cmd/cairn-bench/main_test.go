@@ -15,9 +15,9 @@ import (
 func TestRunTiny(t *testing.T) {
 	dir := t.TempDir()
 	jsonPath := filepath.Join(dir, "out.json")
-	args := []string{"--loadgen", "builtin", "--duration", "150ms", "--warmup", "50ms", "--after", "100ms",
-		"--conns", "4", "--burst-writers", "2", "--keys", "200", "--burst", "300", "--settle-max", "1ms",
-		"--data-dir", filepath.Join(dir, "data"), "--json", jsonPath, "--cpuprofile", filepath.Join(dir, "prof")}
+	common := []string{"--loadgen", "builtin", "--duration", "150ms", "--warmup", "30ms", "--after", "100ms",
+		"--conns", "4", "--burst-writers", "2", "--keys", "200", "--burst", "300", "--settle-max", "1ms"}
+	args := append([]string{"--slices", "3", "--data-dir", filepath.Join(dir, "data"), "--json", jsonPath}, common...)
 	var stdout, stderr bytes.Buffer
 	if code := run(context.Background(), args, &stdout, &stderr); code != 0 {
 		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, &stdout, &stderr)
@@ -38,7 +38,7 @@ func TestRunTiny(t *testing.T) {
 	if err != nil || strings.TrimSpace(string(file)) != lines[len(lines)-1] {
 		t.Fatalf("--json file: %v %q", err, file)
 	}
-	if len(res.Phases) != 9 || len(res.Ratios) != 5 || res.Burst == nil || res.Burst.Requests != 300 {
+	if len(res.Phases) != 9 || len(res.Ratios) != 6 || res.Burst == nil || res.Burst.Requests != 300 || res.Slices != 3 {
 		t.Fatalf("result: %+v", res)
 	}
 	for _, p := range res.Phases {
@@ -46,8 +46,17 @@ func TestRunTiny(t *testing.T) {
 			t.Errorf("phase %+v", p)
 		}
 	}
-	if _, err := os.Stat(filepath.Join(dir, "prof.get-cairn.pprof")); err != nil {
-		t.Error(err)
+
+	// --cpuprofile: one profile per measured phase (pairs run one after the other).
+	args = append([]string{"--phases", "get", "--cpuprofile", filepath.Join(dir, "prof")}, common...)
+	stdout.Reset()
+	if code := run(context.Background(), args, &stdout, &stderr); code != 0 {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, &stdout, &stderr)
+	}
+	for _, name := range []string{"prof.get-bare.pprof", "prof.get-cairn.pprof"} {
+		if fi, err := os.Stat(filepath.Join(dir, name)); err != nil || fi.Size() == 0 {
+			t.Errorf("profile %s: %v", name, err)
+		}
 	}
 }
 

@@ -29,6 +29,7 @@ type options struct {
 	CPUProfile   string
 	Phases       map[string]bool
 	SettleMax    time.Duration
+	Slices       int
 }
 
 var errHelp = errors.New("help requested")
@@ -45,7 +46,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.BoolVar(&o.Quick, "quick", false, "smoke test: 1 s phases, 10k keys, 20k-PUT burst (ratios are rough)")
 	fs.IntVar(&o.Conns, "conns", 64, "connections of the measured load")
 	fs.IntVar(&o.BurstWriters, "burst-writers", 16, "connections sending the PUT burst (besides the readers)")
-	fs.IntVar(&o.Keys, "keys", 100000, "objects written before the phases; GETs read random ones of them")
+	fs.IntVar(&o.Keys, "keys", 200000, "objects written before the phases; GETs read random ones of them")
 	fs.IntVar(&o.Burst, "burst", 200000, "PUTs (random new keys, dw=0) in the burst phase")
 	fs.IntVar(&o.ValueSize, "value-size", 1024, "object size in bytes (also the bare GET's body)")
 	fs.StringVar(&o.Loadgen, "loadgen", "auto", "load generator: auto (wrk when installed), wrk or builtin")
@@ -55,6 +56,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.StringVar(&o.JSONPath, "json", "", "also write the JSON result line to this file")
 	fs.StringVar(&o.CPUProfile, "cpuprofile", "", "write a CPU profile of each measured phase to PREFIX.PHASE.pprof")
 	phases := fs.String("phases", strings.Join(allPhases, ","), "phases to run, a comma-separated subset of "+strings.Join(allPhases, ","))
+	fs.IntVar(&o.Slices, "slices", 5, "measure each compared pair in this many alternating slices (1: one after the other)")
 	fs.DurationVar(&o.SettleMax, "settle-max", 60*time.Second, "longest wait for LevelDB compactions to finish before a phase")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -74,6 +76,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 			"after":    func() { o.After = time.Second },
 			"keys":     func() { o.Keys = 10000 },
 			"burst":    func() { o.Burst = 20000 },
+			"slices":   func() { o.Slices = 1 },
 		}
 		for name, apply := range quick {
 			if !set[name] {
@@ -111,6 +114,8 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 		return o, errors.New("--value-size must be at least 1")
 	case o.Loadgen != "auto" && o.Loadgen != "wrk" && o.Loadgen != "builtin":
 		return o, fmt.Errorf("--loadgen must be auto, wrk or builtin, not %q", o.Loadgen)
+	case o.Slices < 1:
+		return o, errors.New("--slices must be at least 1")
 	case o.WrkThreads < 1:
 		return o, errors.New("--wrk-threads must be at least 1")
 	}

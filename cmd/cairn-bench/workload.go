@@ -21,8 +21,11 @@ type workload struct {
 	// Sequential makes the built-in generator use the run's sequence number as the key
 	// index instead of a random one (to populate keys 0..N-1 exactly once).
 	Sequential bool
-	DW         int    // the dw query parameter, or -1 for none
-	Body       []byte // the PUT body
+	DW         int // the dw query parameter, or -1 for none
+	// Bodies are the PUT bodies, all of one length; each request takes a random one, so
+	// that neighbouring objects differ and LevelDB's block compression sees realistic
+	// data rather than one value repeated.
+	Bodies [][]byte
 }
 
 // raw returns the built-in generator's request function for w, sending Host: host.
@@ -33,11 +36,15 @@ func (w workload) raw(host string) RequestFunc {
 		tail = append(tail, "?dw="+strconv.Itoa(w.DW)...)
 	}
 	tail = append(tail, " HTTP/1.1\r\nHost: "+host+"\r\n"...)
+	tails := [][]byte{append(tail, "\r\n"...)}
 	if w.Method == http.MethodPut {
-		tail = append(tail, "Content-Type: application/octet-stream\r\nContent-Length: "+strconv.Itoa(len(w.Body))+"\r\n"...)
+		tails = tails[:0]
+		for _, body := range w.Bodies {
+			t := append([]byte(nil), tail...)
+			t = append(t, "Content-Type: application/octet-stream\r\nContent-Length: "+strconv.Itoa(len(body))+"\r\n\r\n"...)
+			tails = append(tails, append(t, body...))
+		}
 	}
-	tail = append(tail, "\r\n"...)
-	tail = append(tail, w.Body...)
 	keys, seqKeys := w.Keys, w.Sequential
 	return func(dst []byte, r *rand.Rand, seq int64) []byte {
 		dst = append(dst, head...)
@@ -49,7 +56,10 @@ func (w workload) raw(host string) RequestFunc {
 		default:
 			dst = appendHex16(dst, r.Uint64()&0x7fffffff7fffffff)
 		}
-		return append(dst, tail...)
+		if len(tails) == 1 {
+			return append(dst, tails[0]...)
+		}
+		return append(dst, tails[r.IntN(len(tails))]...)
 	}
 }
 
@@ -81,14 +91,21 @@ func appendHex16(dst []byte, v uint64) []byte {
 // makeValue returns n bytes of deterministic pseudo-random printable text (the
 // base64 alphabet): it compresses about as badly as typical encoded data, and it can be
 // embedded in a Lua string literal as is.
-func makeValue(n int) []byte {
+func makeValue(n int) []byte { return makeValues(1, n)[0] }
+
+// makeValues returns count different values of n bytes each, as makeValue.
+func makeValues(count, n int) [][]byte {
 	const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
 	r := rand.New(rand.NewPCG(1, 2))
-	b := make([]byte, n)
-	for i := range b {
-		b[i] = alphabet[r.IntN(len(alphabet))]
+	vs := make([][]byte, count)
+	for i := range vs {
+		b := make([]byte, n)
+		for j := range b {
+			b[j] = alphabet[r.IntN(len(alphabet))]
+		}
+		vs[i] = b
 	}
-	return b
+	return vs
 }
 
 // bareHandler is the baseline: the least a net/http server can do for the same

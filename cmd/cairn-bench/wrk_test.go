@@ -52,10 +52,11 @@ func TestParseWrk(t *testing.T) {
 }
 
 func TestWrkScript(t *testing.T) {
-	value := makeValue(64)
-	s := wrkScript(workload{Method: "PUT", Bucket: "bench", KeyPrefix: "b", DW: 0, Body: value})
-	for _, want := range []string{`wrk.method = "PUT"`, `wrk.body = "` + string(value) + `"`,
-		`"application/octet-stream"`, `/buckets/bench/keys/b%08x%08x?dw=0`, "function request()"} {
+	values := makeValues(2, 64)
+	s := wrkScript(workload{Method: "PUT", Bucket: "bench", KeyPrefix: "b", DW: 0, Bodies: values})
+	for _, want := range []string{`wrk.method = "PUT"`, `"` + string(values[0]) + `",`, `"` + string(values[1]) + `",`,
+		`"application/octet-stream"`, `/buckets/bench/keys/b%08x%08x?dw=0`, "function request()",
+		"nil, bodies[math.random(1, #bodies)])"} {
 		if !strings.Contains(s, want) {
 			t.Errorf("PUT script lacks %q:\n%s", want, s)
 		}
@@ -66,8 +67,8 @@ func TestWrkScript(t *testing.T) {
 			t.Errorf("GET script lacks %q:\n%s", want, s)
 		}
 	}
-	if strings.Contains(s, "wrk.body") {
-		t.Error("GET script sets a body")
+	if strings.Contains(s, "bodies") || !strings.Contains(s, ", nil, nil)") {
+		t.Errorf("GET script sends a body:\n%s", s)
 	}
 }
 
@@ -77,7 +78,7 @@ func TestWrkRun(t *testing.T) {
 	if path == "" || testing.Short() {
 		t.Skip("wrk not installed, or -short")
 	}
-	value := makeValue(1024)
+	values := makeValues(3, 1024)
 	var puts, bad int64
 	done := make(chan struct{})
 	count := make(chan bool, 1024)
@@ -93,13 +94,14 @@ func TestWrkRun(t *testing.T) {
 	}()
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
-		count <- r.Method == http.MethodPut && string(body) == string(value) && strings.HasPrefix(r.URL.Path, "/buckets/bench/keys/b") &&
+		count <- r.Method == http.MethodPut && len(body) == 1024 && (string(body) == string(values[0]) ||
+			string(body) == string(values[1]) || string(body) == string(values[2])) && strings.HasPrefix(r.URL.Path, "/buckets/bench/keys/b") &&
 			r.URL.Query().Get("dw") == "1"
 		w.WriteHeader(http.StatusNoContent)
 	}))
 	w := &Wrk{Path: path, Threads: 2, Dir: t.TempDir()}
 	res, err := w.Run(context.Background(), WrkRun{URL: srv.URL, Conns: 4, Duration: 200 * time.Millisecond,
-		Script: wrkScript(workload{Method: "PUT", Bucket: "bench", KeyPrefix: "b", DW: 1, Body: value})})
+		Script: wrkScript(workload{Method: "PUT", Bucket: "bench", KeyPrefix: "b", DW: 1, Bodies: values})})
 	srv.Close()
 	close(count)
 	<-done
@@ -112,7 +114,7 @@ func TestWrkRun(t *testing.T) {
 
 	// Interrupted: wrk reports the time it really ran.
 	stop := make(chan struct{})
-	srv = httptest.NewServer(bareHandler(value))
+	srv = httptest.NewServer(bareHandler(values[0]))
 	defer srv.Close()
 	time.AfterFunc(500*time.Millisecond, func() { close(stop) })
 	start := time.Now()
