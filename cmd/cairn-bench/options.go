@@ -27,9 +27,11 @@ type options struct {
 	KeepData     bool
 	JSONPath     string
 	CPUProfile   string
-	Phases       map[string]bool
-	SettleMax    time.Duration
-	Slices       int
+	// CacheSize is the server\'s LevelDB block cache in bytes (0: the server default).
+	CacheSize int
+	Phases    map[string]bool
+	SettleMax time.Duration
+	Slices    int
 }
 
 var errHelp = errors.New("help requested")
@@ -54,6 +56,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.StringVar(&o.DataDir, "data-dir", "", "Cairn's data directory (default: a new temporary one, removed at the end)")
 	fs.BoolVar(&o.KeepData, "keep-data", false, "keep the temporary data directory")
 	fs.StringVar(&o.JSONPath, "json", "", "also write the JSON result line to this file")
+	fs.IntVar(&o.CacheSize, "cache-size", 0, "Cairn's LevelDB block cache in bytes (0: the server's default)")
 	fs.StringVar(&o.CPUProfile, "cpuprofile", "", "write a CPU profile of each measured phase to PREFIX.PHASE.pprof")
 	phases := fs.String("phases", strings.Join(allPhases, ","), "phases to run, a comma-separated subset of "+strings.Join(allPhases, ","))
 	fs.IntVar(&o.Slices, "slices", 5, "measure each compared pair in this many alternating slices (1: one after the other)")

@@ -32,6 +32,9 @@ func (s *Service) CheckInvariants() error {
 		}
 		typ, bucket, key := string(comps[0]), string(comps[1]), string(comps[2])
 		r, err := decodeRecord(append([]byte(nil), it.Value()...))
+		if err == nil {
+			_, err = r.clockValue()
+		}
 		if err != nil {
 			it.Release()
 			return fmt.Errorf("kv: check: %s/%s/%s: %w", typ, bucket, key, err)

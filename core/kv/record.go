@@ -13,8 +13,23 @@ import (
 // record is an object as stored under its 'o' key: the causal clock and every sibling
 // with the dot of the write that created it.
 type record struct {
-	clock    vclock.VClock
+	clock vclock.VClock
+	// rawClock is the clock's encoded form as read from storage. Reads hand it to clients
+	// as is; only writes decode it (clockValue), so a GET never decodes and re-encodes.
+	rawClock []byte
 	siblings []storedSibling
+}
+
+// clockValue returns the decoded clock, decoding rawClock on first use.
+func (r *record) clockValue() (vclock.VClock, error) {
+	if r.clock == nil && len(r.rawClock) > 0 {
+		c, err := vclock.Decode(r.rawClock)
+		if err != nil {
+			return nil, fmt.Errorf("%w: %w", errCorrupt, err)
+		}
+		r.clock = c
+	}
+	return r.clock, nil
 }
 
 type storedSibling struct {
@@ -114,11 +129,7 @@ func decodeRecord(data []byte) (*record, error) {
 	if v := d.byte(); v != recordVersion {
 		return nil, fmt.Errorf("%w: version %d", errCorrupt, v)
 	}
-	clk, err := vclock.Decode(d.bytes())
-	if err != nil {
-		return nil, fmt.Errorf("%w: %w", errCorrupt, err)
-	}
-	r := &record{clock: clk}
+	r := &record{rawClock: d.bytes()}
 	n := d.count()
 	r.siblings = make([]storedSibling, 0, n)
 	for i := 0; i < n && d.err == nil; i++ {
@@ -234,7 +245,11 @@ func (d *decoder) string() string { return string(d.bytes()) }
 
 // object converts a record into the client view.
 func (r *record) object(typ, bucket, key string) *core.Object {
-	o := &core.Object{Type: typ, Bucket: bucket, Key: key, VClock: r.clock.Encode()}
+	clk := r.rawClock
+	if clk == nil {
+		clk = r.clock.Encode()
+	}
+	o := &core.Object{Type: typ, Bucket: bucket, Key: key, VClock: clk}
 	o.Siblings = make([]core.Sibling, len(r.siblings))
 	for i := range r.siblings {
 		o.Siblings[i] = r.siblings[i].Sibling

@@ -59,7 +59,7 @@ type Service struct {
 	seed  maphash.Seed
 
 	propsMu    sync.RWMutex // guards propsCache and propsGen
-	propsCache map[string]*core.BucketProps
+	propsCache map[propsKey]*core.BucketProps
 	// propsGen counts invalidations: a read of stored properties that began before the
 	// latest one must not fill the cache, or it would bring back the old values.
 	propsGen uint64
@@ -72,6 +72,9 @@ type Service struct {
 }
 
 const lockStripes = 4096
+
+// propsKey names a bucket in the properties cache.
+type propsKey struct{ typ, bucket string }
 
 // New returns a Service over db and starts its tombstone reaper.
 func New(db *storage.DB, cfg Config) (*Service, error) {
@@ -96,7 +99,7 @@ func New(db *storage.DB, cfg Config) (*Service, error) {
 	s := &Service{
 		db: db, cfg: cfg, now: cfg.Now, log: cfg.Logger,
 		seed:       maphash.MakeSeed(),
-		propsCache: map[string]*core.BucketProps{},
+		propsCache: map[propsKey]*core.BucketProps{},
 		stop:       make(chan struct{}),
 		done:       make(chan struct{}),
 		wake:       make(chan struct{}, 1),
@@ -331,6 +334,9 @@ func (s *Service) write(ctx context.Context, p *core.BucketProps, typ, bucket, k
 	defer mu.Unlock()
 
 	cur, err := s.readRecord(k)
+	if err == nil && cur != nil {
+		_, err = cur.clockValue()
+	}
 	if err != nil {
 		return nil, fmt.Errorf("kv: put %s/%s: %w", bucket, key, err)
 	}
@@ -413,7 +419,7 @@ func (s *Service) write(ctx context.Context, p *core.BucketProps, typ, bucket, k
 func resolve(cur *record, ctxClock vclock.VClock, v core.Sibling, p *core.BucketProps, node string, now time.Time, prune vclock.PruneOptions) *record {
 	var stored vclock.VClock
 	if cur != nil {
-		stored = cur.clock
+		stored = cur.clock // decoded by write
 	}
 	merged := vclock.Merge(stored, ctxClock)
 	clock, dot := merged.Increment(node, now)
@@ -440,7 +446,7 @@ func resolve(cur *record, ctxClock vclock.VClock, v core.Sibling, p *core.Bucket
 // Props returns the effective properties of a bucket: the type's defaults, then the
 // type's settings, then the bucket's own. An unknown bucket type is a not-found error.
 func (s *Service) Props(ctx context.Context, typ, bucket string) (*core.BucketProps, error) {
-	ck := typ + "\x00" + bucket
+	ck := propsKey{typ, bucket}
 	s.propsMu.RLock()
 	p := s.propsCache[ck]
 	gen := s.propsGen

@@ -90,6 +90,12 @@ func (a *API) routes(r *mux.Router) {
 	propsNew := a.propsResource(true)
 	oldPrefix := "/{prefix:store|riak}"
 
+	// mux tries routes in order and each try is a regexp match, so the hot object route
+	// of the new API comes first. No earlier route can match its paths, so the reference's
+	// route order is kept wherever two patterns overlap (the old API's /{bucket} routes,
+	// which are told apart by method and query guards).
+	a.route(r, object, wire.APIBuckets, "/buckets/{bucket}/keys/{key}", false)
+
 	// Old API (/store or /riak), in the reference's route order.
 	a.route(r, create, wire.APIOld, oldPrefix+"/{bucket}", true).MatcherFunc(isPost)
 	a.route(r, props, wire.APIOld, oldPrefix+"/{bucket}", true).MatcherFunc(wantsOldProps)
@@ -102,7 +108,9 @@ func (a *API) routes(r *mux.Router) {
 	}{{"", wire.APIBuckets}, {"/types/{type}", wire.APITyped}} {
 		a.route(r, propsNew, p.api, p.prefix+"/buckets/{bucket}/props", false)
 		a.route(r, create, p.api, p.prefix+"/buckets/{bucket}/keys", true).MatcherFunc(isPost)
-		a.route(r, object, p.api, p.prefix+"/buckets/{bucket}/keys/{key}", false)
+		if p.api == wire.APITyped {
+			a.route(r, object, p.api, p.prefix+"/buckets/{bucket}/keys/{key}", false)
+		}
 	}
 	a.route(r, a.typePropsResource(), wire.APITyped, "/types/{type}/props", false)
 

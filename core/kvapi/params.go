@@ -13,18 +13,17 @@ import (
 // params are the query parameters every object request validates.
 type params struct {
 	r, pr, w, dw, rw, pw core.Quorum
-	timeout              time.Duration
-	returnBody           bool
+	// timeout is the client's `timeout`, zero when none was given: object operations on
+	// one node finish far inside the reference's 60 s default, so no timer is armed then.
+	timeout    time.Duration
+	returnBody bool
 }
-
-// defaultTimeout is the reference's request timeout when none is given.
-const defaultTimeout = 60 * time.Second
 
 // parseParams validates the quorum, boolean and timeout parameters, answering the
 // reference's 400 messages (checked in the reference's order: timeout, then quorums,
 // then booleans).
 func parseParams(q url.Values) (params, error) {
-	p := params{timeout: defaultTimeout}
+	var p params
 	if v, ok := q["timeout"]; ok {
 		ms, err := strconv.ParseInt(v[0], 10, 64)
 		if err != nil || ms <= 0 {
@@ -56,6 +55,10 @@ func parseParams(q url.Values) (params, error) {
 	return p, nil
 }
 
+// context bounds ctx by the client's timeout, if it gave one.
 func (p params) context(ctx context.Context) (context.Context, context.CancelFunc) {
+	if p.timeout == 0 {
+		return ctx, func() {}
+	}
 	return context.WithTimeout(ctx, p.timeout)
 }
