@@ -121,6 +121,7 @@ func newBench(o options, out, log io.Writer) (*bench, error) {
 	cfg.KVListen = "127.0.0.1:0"
 	cfg.LogLevel = "error"
 	cfg.CacheSize = b.o.CacheSize
+	cfg.ObjectCacheSize = b.o.ObjectCacheSize
 	logger := slog.New(slog.NewTextHandler(log, &slog.HandlerOptions{Level: slog.LevelError}))
 	srv, err := server.New(cfg, "bench", logger)
 	if err != nil {

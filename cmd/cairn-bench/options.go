@@ -27,11 +27,13 @@ type options struct {
 	KeepData     bool
 	JSONPath     string
 	CPUProfile   string
-	// CacheSize is the server\'s LevelDB block cache in bytes (0: the server default).
+	// CacheSize is the server's LevelDB block cache in bytes (0: the server default).
 	CacheSize int
-	Phases    map[string]bool
-	SettleMax time.Duration
-	Slices    int
+	// ObjectCacheSize is the server's object cache in bytes (0: default, negative: none).
+	ObjectCacheSize int64
+	Phases          map[string]bool
+	SettleMax       time.Duration
+	Slices          int
 }
 
 var errHelp = errors.New("help requested")
@@ -57,6 +59,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.BoolVar(&o.KeepData, "keep-data", false, "keep the temporary data directory")
 	fs.StringVar(&o.JSONPath, "json", "", "also write the JSON result line to this file")
 	fs.IntVar(&o.CacheSize, "cache-size", 0, "Cairn's LevelDB block cache in bytes (0: the server's default)")
+	fs.Int64Var(&o.ObjectCacheSize, "object-cache-size", 0, "Cairn's object cache in bytes (0: the server's default, negative: none)")
 	fs.StringVar(&o.CPUProfile, "cpuprofile", "", "write a CPU profile of each measured phase to PREFIX.PHASE.pprof")
 	phases := fs.String("phases", strings.Join(allPhases, ","), "phases to run, a comma-separated subset of "+strings.Join(allPhases, ","))
 	fs.IntVar(&o.Slices, "slices", 5, "measure each compared pair in this many alternating slices (1: one after the other)")

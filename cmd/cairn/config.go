@@ -48,6 +48,18 @@ func options() []option {
 		{"cache-size", "LevelDB block cache in bytes (0: default)",
 			func(c *server.Config) string { return strconv.Itoa(c.CacheSize) },
 			func(c *server.Config, v string) error { n, err := parseSize(v); c.CacheSize = int(n); return err }},
+		{"object-cache-size", "in-memory cache of object records in bytes (0: 128 MiB, negative: none)",
+			func(c *server.Config) string { return strconv.FormatInt(c.ObjectCacheSize, 10) },
+			func(c *server.Config, v string) error {
+				if strings.HasPrefix(v, "-") {
+					n, err := strconv.ParseInt(v, 10, 64)
+					c.ObjectCacheSize = n
+					return err
+				}
+				n, err := parseSize(v)
+				c.ObjectCacheSize = n
+				return err
+			}},
 		{"delete-reap-delay", "how long tombstones stay visible after a delete",
 			func(c *server.Config) string { return c.DeleteReapDelay.String() },
 			func(c *server.Config, v string) (err error) { c.DeleteReapDelay, err = time.ParseDuration(v); return }},

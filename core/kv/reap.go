@@ -97,6 +97,7 @@ func (s *Service) reapOne(entry []byte, typ, bucket, key string, now time.Time) 
 		// is live (or has its own, later, reap entry).
 		if r != nil && s.expired(r, now) {
 			b.Delete(k)
+			defer s.cache.del(k) // runs before the lock is released
 		}
 	}
 	return s.db.Write(b, false)

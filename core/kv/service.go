@@ -31,6 +31,9 @@ type Config struct {
 	ReapDelay time.Duration
 	// MaxValueSize bounds a stored value in bytes (default 50 MiB).
 	MaxValueSize int64
+	// ObjectCacheSize is the byte budget of the in-memory cache of object records in front
+	// of storage (0: DefaultObjectCacheSize; negative: no cache).
+	ObjectCacheSize int64
 	// Logger receives background errors (default slog.Default()).
 	Logger *slog.Logger
 	// Observer, if set, is told about every get, put and delete.
@@ -56,6 +59,7 @@ type Service struct {
 	log    *slog.Logger
 
 	locks [lockStripes]sync.Mutex // each guards the read-modify-write of the keys hashing to it
+	cache *objectCache            // nil when disabled; coherent through locks (see objectCache)
 	seed  maphash.Seed
 
 	propsMu    sync.RWMutex // guards propsCache and propsGen
@@ -72,6 +76,9 @@ type Service struct {
 }
 
 const lockStripes = 4096
+
+// DefaultObjectCacheSize is the object cache's default byte budget.
+const DefaultObjectCacheSize = 128 << 20
 
 // propsKey names a bucket in the properties cache.
 type propsKey struct{ typ, bucket string }
@@ -93,12 +100,16 @@ func New(db *storage.DB, cfg Config) (*Service, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
+	if cfg.ObjectCacheSize == 0 {
+		cfg.ObjectCacheSize = DefaultObjectCacheSize
+	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
 	s := &Service{
 		db: db, cfg: cfg, now: cfg.Now, log: cfg.Logger,
 		seed:       maphash.MakeSeed(),
+		cache:      newObjectCache(cfg.ObjectCacheSize),
 		propsCache: map[propsKey]*core.BucketProps{},
 		stop:       make(chan struct{}),
 		done:       make(chan struct{}),
@@ -166,7 +177,12 @@ func (s *Service) lock(typ, bucket, key string) *sync.Mutex {
 }
 
 // readRecord returns the stored record, or nil when there is none.
+// Callers hold the key's stripe lock (writes and reaps); it consults the object cache
+// but does not fill it: the caller is about to replace or remove the record.
 func (s *Service) readRecord(k []byte) (*record, error) {
+	if v, ok := s.cache.get(k); ok {
+		return decodeRecord(v)
+	}
 	v, err := s.db.Get(k)
 	if errors.Is(err, storage.ErrNotFound) {
 		return nil, nil
@@ -176,6 +192,37 @@ func (s *Service) readRecord(k []byte) (*record, error) {
 	}
 	return decodeRecord(v)
 }
+
+// readRecordForGet is readRecord for fetches, which hold no lock: a hit is served from
+// the object cache; a miss takes the key's stripe lock to read storage and fill the
+// cache, so that it cannot cache a record older than one a concurrent write has just
+// cached.
+func (s *Service) readRecordForGet(typ, bucket, key string, k []byte) (*record, error) {
+	if v, ok := s.cache.get(k); ok {
+		return decodeRecord(v)
+	}
+	if s.cache == nil {
+		return s.readRecord(k)
+	}
+	mu := s.lock(typ, bucket, key)
+	mu.Lock()
+	defer mu.Unlock()
+	if v, ok := s.cache.get(k); ok {
+		return decodeRecord(v)
+	}
+	v, err := s.db.Get(k)
+	if errors.Is(err, storage.ErrNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	s.cache.put(k, v)
+	return decodeRecord(v)
+}
+
+// CacheBytes returns the size of the object cache.
+func (s *Service) CacheBytes() int64 { return s.cache.bytes() }
 
 // expired reports whether r is a tombstone whose visibility window has passed.
 func (s *Service) expired(r *record, now time.Time) bool {
@@ -211,7 +258,7 @@ func (s *Service) Get(ctx context.Context, typ, bucket, key string, opts GetOpti
 	if err := checkQuorum(p, opts.R, opts.PR); err != nil {
 		return nil, err
 	}
-	r, err := s.readRecord(objectKey(typ, bucket, key))
+	r, err := s.readRecordForGet(typ, bucket, key, objectKey(typ, bucket, key))
 	if err != nil {
 		return nil, fmt.Errorf("kv: get %s/%s: %w", bucket, key, err)
 	}
@@ -369,7 +416,8 @@ func (s *Service) write(ctx context.Context, p *core.BucketProps, typ, bucket, k
 	next := resolve(cur, ctxClock, v, p, s.nodeID, now, s.pruneOptions(p))
 
 	b := s.db.NewBatch()
-	b.Put(k, next.encode())
+	enc := next.encode()
+	b.Put(k, enc)
 	var prevIdx []core.IndexEntry
 	if curObj != nil {
 		prevIdx = index.Entries(curObj)
@@ -394,8 +442,10 @@ func (s *Service) write(ctx context.Context, p *core.BucketProps, typ, bucket, k
 		b.Put(reapKey(now.Add(s.cfg.ReapDelay), typ, bucket, key), nil)
 	}
 	if err := s.db.Write(b, sync); err != nil {
+		s.cache.del(k) // the outcome is unknown: let the next read go to storage
 		return nil, fmt.Errorf("kv: put %s/%s: %w", bucket, key, err)
 	}
+	s.cache.put(k, enc)
 	if next.allDeleted() {
 		s.kickReaper()
 	}

@@ -43,6 +43,9 @@ type API struct {
 	// resources lists (name, path) of every route without a guard whose first segment is
 	// literal, for the / listing.
 	resources []resourceLink
+
+	// Response header names in the server's dialect, built once.
+	hdrVclock, hdrDeleted string
 }
 
 type resourceLink struct{ name, path string }
@@ -52,7 +55,8 @@ func New(svc *kv.Service, cfg Config) *API {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
-	return &API{kv: svc, cfg: cfg, d: cfg.Dialect, log: cfg.Logger}
+	return &API{kv: svc, cfg: cfg, d: cfg.Dialect, log: cfg.Logger,
+		hdrVclock: cfg.Dialect.Header("Vclock"), hdrDeleted: cfg.Dialect.Header("Deleted")}
 }
 
 // loc is the place a request addresses.

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"net/url"
 	"strconv"
 	"time"
 
@@ -49,8 +50,15 @@ func header(r *http.Request, suffix string) (string, bool) {
 }
 
 func (a *API) clockHeader(h http.Header, clock []byte) {
-	h[a.d.Header("Vclock")] = []string{base64.StdEncoding.EncodeToString(clock)}
+	h[a.hdrVclock] = []string{base64.StdEncoding.EncodeToString(clock)}
 }
+
+// Header values shared by every response; net/http only reads them.
+var (
+	varyAcceptEncoding       = []string{"Accept-Encoding"}
+	varyAcceptAcceptEncoding = []string{"Accept, Accept-Encoding"}
+	headerTrue               = []string{"true"}
+)
 
 // requestClock decodes the vector clock a client sent, if any.
 func requestClock(r *http.Request) ([]byte, bool, error) {
@@ -66,7 +74,7 @@ func requestClock(r *http.Request) ([]byte, bool, error) {
 }
 
 func (a *API) getObject(w http.ResponseWriter, r *http.Request, l loc) {
-	q := r.URL.Query()
+	q := query(r)
 	p, err := parseParams(q)
 	if err != nil {
 		a.writeError(w, r, err)
@@ -100,11 +108,19 @@ func (a *API) getObject(w http.ResponseWriter, r *http.Request, l loc) {
 	a.writeSiblings(w, r, l, obj, http.StatusMultipleChoices)
 }
 
+// query parses the query string; a request without one costs no allocation.
+func query(r *http.Request) url.Values {
+	if r.URL.RawQuery == "" {
+		return nil
+	}
+	return r.URL.Query()
+}
+
 // writeTombstone answers a fetch or delete of a deleted-but-visible object: 404 with the
 // Deleted header and the tombstone's clock, so a client can write over it.
 func (a *API) writeTombstone(w http.ResponseWriter, r *http.Request, obj *core.Object) {
 	h := w.Header()
-	h[a.d.Header("Deleted")] = []string{"true"}
+	h[a.hdrDeleted] = headerTrue
 	a.clockHeader(h, obj.VClock)
 	writeText(w, http.StatusNotFound, "not found\n")
 }
@@ -123,24 +139,34 @@ func (a *API) writeValue(w http.ResponseWriter, r *http.Request, l loc, obj *cor
 		return
 	}
 	h := w.Header()
-	a.clockHeader(h, obj.VClock)
-	h["Link"] = []string{wire.FormatLinks(s.Links, l.api, a.d, l.typ, l.bucket)}
+	// One backing array for the per-response header values (vclock, Link, ETag,
+	// Last-Modified, Content-Encoding).
+	vals := [5]string{
+		base64.StdEncoding.EncodeToString(obj.VClock),
+		wire.FormatLinks(s.Links, l.api, a.d, l.typ, l.bucket),
+		`"` + s.VTag + `"`,
+		wire.FormatHTTPDate(s.LastModified),
+		s.Encoding,
+	}
+	vs := vals[:]
+	h[a.hdrVclock] = vs[0:1:1]
+	h["Link"] = vs[1:2:2]
+	h["ETag"] = vs[2:3:3]
+	h["Last-Modified"] = vs[3:4:4]
+	if s.Encoding != "" {
+		h["Content-Encoding"] = vs[4:5:5]
+	} else {
+		h["Vary"] = varyAcceptEncoding
+	}
 	for _, m := range s.Meta {
-		h[wire.MetaHeaderName(a.d, m.Name)] = append(h[wire.MetaHeaderName(a.d, m.Name)], m.Value)
+		name := wire.MetaHeaderName(a.d, m.Name)
+		h[name] = append(h[name], m.Value)
 	}
 	for _, kv := range wire.FormatIndexHeaders(s.Indexes, a.d) {
 		h[kv[0]] = []string{kv[1]}
 	}
 	if s.Deleted {
-		h[a.d.Header("Deleted")] = []string{"true"}
-	}
-	etag := `"` + s.VTag + `"`
-	h["ETag"] = []string{etag}
-	h["Last-Modified"] = []string{wire.FormatHTTPDate(s.LastModified)}
-	if s.Encoding != "" {
-		h["Content-Encoding"] = []string{s.Encoding}
-	} else {
-		h["Vary"] = []string{"Accept-Encoding"}
+		h[a.hdrDeleted] = headerTrue
 	}
 	a.writeBody(w, r, status, ct, s.Value)
 }
@@ -172,7 +198,7 @@ func (a *API) writeSiblings(w http.ResponseWriter, r *http.Request, l loc, obj *
 	}
 	h := w.Header()
 	a.clockHeader(h, obj.VClock)
-	h["Vary"] = []string{"Accept, Accept-Encoding"}
+	h["Vary"] = varyAcceptAcceptEncoding
 	h["ETag"] = []string{`"` + etag + `"`}
 	h["Last-Modified"] = []string{wire.FormatHTTPDate(lm)}
 	if ct == "text/plain" {
@@ -265,7 +291,7 @@ func (a *API) putObject(w http.ResponseWriter, r *http.Request, l loc, created b
 		writeText(w, http.StatusBadRequest, "Missing Content-Type request header")
 		return
 	}
-	p, err := parseParams(r.URL.Query())
+	p, err := parseParams(query(r))
 	if err != nil {
 		a.writeError(w, r, err)
 		return
@@ -374,7 +400,7 @@ func readBody(r *http.Request, limit int64) ([]byte, error) {
 }
 
 func (a *API) deleteObject(w http.ResponseWriter, r *http.Request, l loc) {
-	p, err := parseParams(r.URL.Query())
+	p, err := parseParams(query(r))
 	if err != nil {
 		a.writeError(w, r, err)
 		return

@@ -32,6 +32,9 @@ type Config struct {
 	ShutdownTimeout time.Duration `json:"shutdown-timeout"`
 	// CacheSize is LevelDB's block cache, in bytes (0 = the storage default).
 	CacheSize int `json:"cache-size"`
+	// ObjectCacheSize is the in-memory cache of object records in front of LevelDB, in
+	// bytes (0 = the default, 128 MiB; negative = none).
+	ObjectCacheSize int64 `json:"object-cache-size"`
 }
 
 // DefaultConfig returns the embedded defaults that `make run` uses.

@@ -65,11 +65,12 @@ func New(cfg Config, version string, log *slog.Logger) (*Server, error) {
 		StorageBackend: "cairn_leveldb_backend", RingSize: 64})
 	st.AddSource(db.Stats)
 	svc, err := kv.New(db, kv.Config{NodeName: cfg.NodeName, Dialect: cfg.Dialect, ReapDelay: cfg.DeleteReapDelay,
-		MaxValueSize: cfg.MaxObjectSize, Logger: log, Observer: st})
+		MaxValueSize: cfg.MaxObjectSize, ObjectCacheSize: cfg.ObjectCacheSize, Logger: log, Observer: st})
 	if err != nil {
 		db.Close()
 		return nil, fmt.Errorf("server: %w", err)
 	}
+	st.AddSource(func() map[string]any { return map[string]any{"object_cache_bytes": svc.CacheBytes()} })
 	api := kvapi.New(svc, kvapi.Config{Dialect: d, Version: version, Stats: st.Report, Logger: log,
 		Metrics: promhttp.HandlerFor(st.Prometheus(), promhttp.HandlerOpts{})})
 	s := &Server{cfg: cfg, log: log, db: db, kv: svc, stats: st}

@@ -1,0 +1,96 @@
+package kv
+
+import (
+	"fmt"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/cairnkv/cairn/core"
+)
+
+func TestObjectCacheEvictsByBytes(t *testing.T) {
+	c := newObjectCache(cacheShards * 1024) // 1 KiB per shard
+	for i := 0; i < 1000; i++ {
+		c.put([]byte(fmt.Sprint("k", i)), make([]byte, 200))
+	}
+	if n := c.bytes(); n > cacheShards*1024 {
+		t.Fatalf("cache holds %d bytes, budget %d", n, cacheShards*1024)
+	}
+	c.put([]byte("huge"), make([]byte, 4096))
+	if _, ok := c.get([]byte("huge")); ok {
+		t.Fatal("a record larger than a shard's budget was cached")
+	}
+	c.put([]byte("a"), []byte("1"))
+	c.put([]byte("a"), []byte("22"))
+	if v, ok := c.get([]byte("a")); !ok || string(v) != "22" {
+		t.Fatalf("replace: %q %v", v, ok)
+	}
+	c.del([]byte("a"))
+	if _, ok := c.get([]byte("a")); ok {
+		t.Fatal("deleted entry still cached")
+	}
+	var nilCache *objectCache
+	nilCache.put([]byte("x"), nil)
+	if _, ok := nilCache.get([]byte("x")); ok || nilCache.bytes() != 0 {
+		t.Fatal("a disabled cache must hold nothing")
+	}
+}
+
+// TestObjectCacheCoherentUnderRaces: writers increase counters through the service while
+// readers fetch them; with a cache small enough to evict constantly, no reader may ever
+// see a counter go backwards, and the final reads equal the last writes.
+func TestObjectCacheCoherentUnderRaces(t *testing.T) {
+	for _, size := range []int64{cacheShards * 512, -1, DefaultObjectCacheSize} {
+		t.Run(fmt.Sprint("cache=", size), func(t *testing.T) {
+			s := newTestService(t, Config{ObjectCacheSize: size})
+			const keys, writes, readers = 8, 60, 4
+			var done atomic.Bool
+			var wg sync.WaitGroup
+			for k := 0; k < keys; k++ {
+				wg.Add(1)
+				go func(k int) {
+					defer wg.Done()
+					for i := 1; i <= writes; i++ {
+						put(t, s, "b", fmt.Sprint("k", k), strconv.Itoa(i), nil)
+					}
+				}(k)
+			}
+			var rwg sync.WaitGroup
+			for r := 0; r < readers; r++ {
+				rwg.Add(1)
+				go func() {
+					defer rwg.Done()
+					last := make([]int, keys)
+					for !done.Load() {
+						for k := 0; k < keys; k++ {
+							o, err := s.Get(ctx, core.DefaultType, "b", fmt.Sprint("k", k), GetOptions{})
+							if IsNotFound(err) {
+								continue
+							}
+							if err != nil {
+								t.Error(err)
+								return
+							}
+							n, _ := strconv.Atoi(string(o.Siblings[0].Value))
+							if n < last[k] {
+								t.Errorf("key k%d went back from %d to %d", k, last[k], n)
+								return
+							}
+							last[k] = n
+						}
+					}
+				}()
+			}
+			wg.Wait()
+			done.Store(true)
+			rwg.Wait()
+			for k := 0; k < keys; k++ {
+				if got := values(get(t, s, "b", fmt.Sprint("k", k))); fmt.Sprint(got) != fmt.Sprintf("[%d]", writes) {
+					t.Fatalf("k%d = %v, want [%d]", k, got, writes)
+				}
+			}
+		})
+	}
+}
