@@ -3,16 +3,11 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
-	"log/slog"
-	"path/filepath"
 
 	"github.com/cairnkv/cairn/core"
-	"github.com/cairnkv/cairn/core/kv"
-	"github.com/cairnkv/cairn/core/storage"
 )
 
 // bucketType runs `cairn bucket-type create NAME [PROPS]` and `cairn bucket-type show
@@ -38,22 +33,12 @@ func bucketType(ctx context.Context, args []string, getenv func(string) string, 
 	if err := fs.Parse(rest); err != nil {
 		return 2
 	}
-	db, err := storage.Open(filepath.Join(*dataDir, "leveldb"), storage.Options{})
-	if err != nil {
-		if errors.Is(err, storage.ErrLocked) {
-			fmt.Fprintf(stderr, "cairn: data directory %s is in use by a running server; stop it first\n", *dataDir)
-			return 1
-		}
-		fmt.Fprintf(stderr, "cairn: %v\n", err)
-		return 1
-	}
-	defer db.Close()
-	svc, err := kv.New(db, kv.Config{Logger: slog.New(slog.NewTextHandler(stderr, nil))})
+	svc, closeStore, err := openOffline(*dataDir, stderr)
 	if err != nil {
 		fmt.Fprintf(stderr, "cairn: %v\n", err)
 		return 1
 	}
-	defer svc.Close()
+	defer closeStore()
 	switch sub {
 	case "create":
 		props := map[string]json.RawMessage{}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -10,6 +11,24 @@ import (
 	"github.com/cairnkv/cairn/core/kv"
 	"github.com/cairnkv/cairn/core/storage"
 )
+
+// openOffline opens the store of a data directory that no server is using, for the
+// offline commands. The returned function closes the service and the store.
+func openOffline(dataDir string, stderr io.Writer) (*kv.Service, func(), error) {
+	db, err := storage.Open(filepath.Join(dataDir, "leveldb"), storage.Options{})
+	if err != nil {
+		if errors.Is(err, storage.ErrLocked) {
+			return nil, nil, fmt.Errorf("data directory %s is in use by a running server; stop it first", dataDir)
+		}
+		return nil, nil, err
+	}
+	svc, err := kv.New(db, kv.Config{Logger: slog.New(slog.NewTextHandler(stderr, nil))})
+	if err != nil {
+		db.Close()
+		return nil, nil, err
+	}
+	return svc, func() { svc.Close(); db.Close() }, nil
+}
 
 // check runs `cairn check [--data-dir DIR]`: it opens a stopped server's store and
 // verifies that every object record decodes and that object records, secondary-index
@@ -21,18 +40,12 @@ func check(args []string, getenv func(string) string, stdout, stderr io.Writer) 
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
-	db, err := storage.Open(filepath.Join(*dataDir, "leveldb"), storage.Options{})
+	svc, closeStore, err := openOffline(*dataDir, stderr)
 	if err != nil {
 		fmt.Fprintf(stderr, "cairn: %v\n", err)
 		return 1
 	}
-	defer db.Close()
-	svc, err := kv.New(db, kv.Config{Logger: slog.New(slog.NewTextHandler(stderr, nil))})
-	if err != nil {
-		fmt.Fprintf(stderr, "cairn: %v\n", err)
-		return 1
-	}
-	defer svc.Close()
+	defer closeStore()
 	if err := svc.CheckInvariants(); err != nil {
 		fmt.Fprintf(stderr, "cairn: check %s: %v\n", *dataDir, err)
 		return 1

@@ -183,14 +183,20 @@ func (s *Service) readRecord(k []byte) (*record, error) {
 	if v, ok := s.cache.get(k); ok {
 		return decodeRecord(v)
 	}
+	v, err := s.readStored(k)
+	if v == nil || err != nil {
+		return nil, err
+	}
+	return decodeRecord(v)
+}
+
+// readStored reads a record's bytes from storage; nil, nil when there is none.
+func (s *Service) readStored(k []byte) ([]byte, error) {
 	v, err := s.db.Get(k)
 	if errors.Is(err, storage.ErrNotFound) {
 		return nil, nil
 	}
-	if err != nil {
-		return nil, err
-	}
-	return decodeRecord(v)
+	return v, err
 }
 
 // readRecordForGet is readRecord for fetches, which hold no lock: a hit is served from
@@ -210,11 +216,8 @@ func (s *Service) readRecordForGet(typ, bucket, key string, k []byte) (*record, 
 	if v, ok := s.cache.get(k); ok {
 		return decodeRecord(v)
 	}
-	v, err := s.db.Get(k)
-	if errors.Is(err, storage.ErrNotFound) {
-		return nil, nil
-	}
-	if err != nil {
+	v, err := s.readStored(k)
+	if v == nil || err != nil {
 		return nil, err
 	}
 	s.cache.put(k, v)
