@@ -11,6 +11,7 @@ package vclock
 import (
 	"bytes"
 	"sort"
+	"strconv"
 	"time"
 )
 
@@ -182,29 +183,10 @@ func (c VClock) String() string {
 		}
 		b.WriteString(e.Actor)
 		b.WriteByte(':')
-		b.WriteString(uitoa(e.Counter))
+		b.WriteString(strconv.FormatUint(e.Counter, 10))
 		b.WriteByte('@')
-		if e.Timestamp < 0 {
-			b.WriteByte('-')
-			b.WriteString(uitoa(uint64(-e.Timestamp)))
-		} else {
-			b.WriteString(uitoa(uint64(e.Timestamp)))
-		}
+		b.WriteString(strconv.FormatInt(e.Timestamp, 10))
 	}
 	b.WriteByte('}')
 	return b.String()
-}
-
-func uitoa(v uint64) string {
-	var buf [20]byte
-	i := len(buf)
-	for {
-		i--
-		buf[i] = byte('0' + v%10)
-		v /= 10
-		if v == 0 {
-			break
-		}
-	}
-	return string(buf[i:])
 }

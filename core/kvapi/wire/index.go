@@ -249,6 +249,17 @@ func IndexHeaderName(d Dialect, field string) string {
 	return asciiLower(d.HeaderPrefix()) + "index-" + field
 }
 
+// sortedEntries returns entries in CompareIndexEntries order, copying only when they
+// are not sorted already.
+func sortedEntries(entries []core.IndexEntry) []core.IndexEntry {
+	if slices.IsSortedFunc(entries, CompareIndexEntries) {
+		return entries
+	}
+	sorted := slices.Clone(entries)
+	slices.SortFunc(sorted, CompareIndexEntries)
+	return sorted
+}
+
 // FormatIndexHeaders returns one (name, value) response header per field, fields in
 // sorted order: the name is IndexHeaderName, the value the field's values sorted
 // (integers numerically), de-duplicated and joined with ", ".
@@ -256,11 +267,7 @@ func FormatIndexHeaders(entries []core.IndexEntry, d Dialect) [][2]string {
 	if len(entries) == 0 {
 		return nil
 	}
-	sorted := entries
-	if !slices.IsSortedFunc(entries, CompareIndexEntries) {
-		sorted = slices.Clone(entries)
-		slices.SortFunc(sorted, CompareIndexEntries)
-	}
+	sorted := sortedEntries(entries)
 	prefix := asciiLower(d.HeaderPrefix()) + "index-"
 	var out [][2]string
 	var b strings.Builder
@@ -288,11 +295,7 @@ func IndexPartHeaders(entries []core.IndexEntry, d Dialect) [][2]string {
 	if len(entries) == 0 {
 		return nil
 	}
-	sorted := entries
-	if !slices.IsSortedFunc(entries, CompareIndexEntries) {
-		sorted = slices.Clone(entries)
-		slices.SortFunc(sorted, CompareIndexEntries)
-	}
+	sorted := sortedEntries(entries)
 	prefix := asciiLower(d.HeaderPrefix()) + "index-"
 	out := make([][2]string, 0, len(sorted))
 	for i, e := range sorted {
