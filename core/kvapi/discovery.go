@@ -7,10 +7,7 @@ import (
 	"net/http"
 
 	"github.com/cairnkv/cairn/core/httpx"
-	"github.com/cairnkv/cairn/core/kvapi/wire"
 )
-
-var wireNegotiate = wire.Negotiate
 
 func (a *API) pingResource() resource {
 	return resource{name: "kv_wm_ping", methods: []string{"HEAD", "GET"}, handle: func(w http.ResponseWriter, r *http.Request, _ loc) {

@@ -7,6 +7,7 @@ import (
 	"net/http"
 
 	"github.com/cairnkv/cairn/core"
+	"github.com/cairnkv/cairn/core/kvapi/wire"
 )
 
 const propsBodyLimit = 1 << 20
@@ -107,6 +108,7 @@ func readPropsBody(r *http.Request, what string) (map[string]json.RawMessage, er
 	return props, nil
 }
 
+// negotiate picks the offer that best matches the request's Accept header.
 func negotiate(r *http.Request, offers ...string) (string, bool) {
-	return wireNegotiate(r.Header.Get("Accept"), offers)
+	return wire.Negotiate(r.Header.Get("Accept"), offers)
 }
