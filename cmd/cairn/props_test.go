@@ -64,7 +64,9 @@ func TestBucketProps(t *testing.T) {
 			t.Parallel()
 			for _, f := range forms {
 				b := "set-" + f.name
-				expect(t, s.do(t, "PUT", f.props(b), jsonCT, `{"props":{"n_val":5,"allow_mult":"TRUE","r":"one","dw":0,"last_write_wins":0,"my_prop":{"x":[1,2]}}}`), 204, ptr(""))
+				put := s.do(t, "PUT", f.props(b), jsonCT, `{"props":{"n_val":5,"allow_mult":"TRUE","r":"one","dw":0,"last_write_wins":0,"my_prop":{"x":[1,2]}}}`)
+				expect(t, put, 204, ptr(""))
+				expectHeader(t, put, "Content-Type", "application/json") // negotiated, as the reference writes it
 				p := propsOf(t, s, f.props(b))
 				for k, v := range map[string]any{"n_val": 5.0, "allow_mult": true, "r": "one", "dw": 0.0, "last_write_wins": false, "w": "quorum", "name": b} {
 					if p[k] != v {
@@ -156,7 +158,9 @@ func TestBucketProps(t *testing.T) {
 				}
 			}
 			// DELETE resets (new form only; the old form has no DELETE).
-			expect(t, s.do(t, "DELETE", "/buckets/rt/props", nil, ""), 204, ptr(""))
+			r = s.do(t, "DELETE", "/buckets/rt/props", nil, "")
+			expect(t, r, 204, ptr(""))
+			expectHeader(t, r, "Content-Type", "application/json")
 			expect(t, s.get(t, "/buckets/rt/props"), 200, ptr(defaultPropsJSON(d, "rt")))
 			expect(t, s.do(t, "DELETE", "/buckets/never-set/props", nil, ""), 204, nil)
 			for _, p := range []string{"/store/rt", "/riak/rt"} {

@@ -58,6 +58,8 @@ var (
 	varyAcceptEncoding       = []string{"Accept-Encoding"}
 	varyAcceptAcceptEncoding = []string{"Accept, Accept-Encoding"}
 	headerTrue               = []string{"true"}
+	contentTypeHTML          = []string{"text/html"}
+	contentTypeJSON          = []string{"application/json"}
 )
 
 // requestClock decodes the vector clock a client sent, if any.
@@ -344,7 +346,13 @@ func (a *API) putObject(w http.ResponseWriter, r *http.Request, l loc, created b
 		status = http.StatusCreated
 	}
 	if !p.returnBody {
-		w.Header()["Content-Length"] = []string{"0"}
+		// The reference's object resource offers the request's media type for a write, and
+		// webmachine writes the negotiated type on every response, the bodiless 204 and 201
+		// too (a Riak client parses each response by its Content-Type).
+		vals := []string{wire.FormatContentType(v.ContentType, v.Charset), "0"} // one backing array
+		h := w.Header()
+		h["Content-Type"] = vals[0:1:1]
+		h["Content-Length"] = vals[1:2:2]
 		w.WriteHeader(status)
 		return
 	}
@@ -422,6 +430,9 @@ func (a *API) deleteObject(w http.ResponseWriter, r *http.Request, l loc) {
 		a.writeError(w, r, err)
 		return
 	}
+	// The reference's object resource offers text/html for DELETE; the negotiated type is
+	// written on the 204 too.
+	w.Header()["Content-Type"] = contentTypeHTML
 	w.Header()["Content-Length"] = []string{"0"}
 	w.WriteHeader(http.StatusNoContent)
 }
