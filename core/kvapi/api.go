@@ -138,6 +138,7 @@ func (a *API) route(r *mux.Router, res resource, api wire.API, path string, guar
 		}
 	}
 	allow := strings.Join(res.methods, ", ")
+	tmpl := parseTemplate(path)
 	h := func(w http.ResponseWriter, req *http.Request) {
 		if !allowed(knownMethods, req.Method) {
 			writeStatusPage(w, req, http.StatusNotImplemented)
@@ -148,16 +149,24 @@ func (a *API) route(r *mux.Router, res resource, api wire.API, path string, guar
 			writeStatusPage(w, req, http.StatusMethodNotAllowed)
 			return
 		}
-		vars := mux.Vars(req)
 		l := loc{api: api, typ: core.DefaultType}
-		if t, ok := vars["type"]; ok {
-			l.typ = wire.Unquote(t)
+		var caps [maxCaptures]string
+		tmpl.match(req.URL.EscapedPath(), &caps)
+		for i, name := range tmpl.slot {
+			switch name {
+			case "type":
+				l.typ = wire.Unquote(caps[i])
+			case "bucket":
+				l.bucket = wire.Unquote(caps[i])
+			case "key":
+				l.key = wire.Unquote(caps[i])
+			}
 		}
-		l.bucket = wire.Unquote(vars["bucket"])
-		l.key = wire.Unquote(vars["key"])
 		res.handle(w, req, l)
 	}
-	return r.HandleFunc(path, h).Name(res.name)
+	return r.NewRoute().MatcherFunc(func(req *http.Request, _ *mux.RouteMatch) bool {
+		return tmpl.match(req.URL.EscapedPath(), nil)
+	}).HandlerFunc(h).Name(res.name)
 }
 
 // knownMethods are the methods webmachine knows; any other is 501 Not Implemented,
