@@ -20,7 +20,7 @@ type counterSlot struct {
 type Counter struct {
 	clock clock
 	total atomic.Int64
-	mu    sync.Mutex
+	mu    sync.Mutex // guards slots (rotation and per-slot adds)
 	slots [WindowSeconds]counterSlot
 }
 

@@ -105,7 +105,7 @@ type Registry struct {
 	getSize          Window // bytes
 	getSiblings      Window // sibling count
 
-	mu       sync.RWMutex
+	mu       sync.RWMutex // guards counters, custom and sources
 	counters map[string]*Counter
 	custom   []string // names of counters added by Counter, sorted
 	sources  []func() map[string]any
