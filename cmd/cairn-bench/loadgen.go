@@ -65,7 +65,7 @@ type Run struct {
 	done    chan struct{}
 	workers []*worker
 
-	mu    sync.Mutex // guards conns
+	mu    sync.Mutex            // guards conns
 	conns map[net.Conn]struct{} // open connections, to unblock workers on Stop
 }
 
