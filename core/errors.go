@@ -1,9 +1,6 @@
 package core
 
-import (
-	"errors"
-	"fmt"
-)
+import "errors"
 
 // Error codes carried by Error. Each interface maps them to its own status codes and
 // bodies in exactly one function (kvapi.writeError, s3api.writeError).
@@ -37,11 +34,6 @@ func (e *Error) Error() string {
 		return e.Code
 	}
 	return e.Code + ": " + e.Message
-}
-
-// Errorf returns an *Error with the given code and a formatted message.
-func Errorf(code, format string, args ...any) *Error {
-	return &Error{Code: code, Message: fmt.Sprintf(format, args...)}
 }
 
 // ErrorCode returns the code of the first *Error in err's chain, EINTERNAL for any

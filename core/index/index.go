@@ -5,10 +5,9 @@
 package index
 
 import (
-	"bytes"
 	"fmt"
 	"math/big"
-	"sort"
+	"slices"
 	"strings"
 
 	"github.com/cairnkv/cairn/core"
@@ -87,23 +86,6 @@ func DecodeTerm(field string, enc []byte) (string, error) {
 	return "", fmt.Errorf("index: bad integer term sign byte %#x", enc[0])
 }
 
-// CanonicalInt parses an integer term (optional sign, decimal digits) and returns its
-// canonical decimal form; ok is false when s is not an integer or is too large.
-func CanonicalInt(s string) (string, bool) {
-	t := strings.TrimPrefix(s, "+")
-	if t == "" || strings.HasPrefix(t, "+") {
-		return "", false
-	}
-	n, ok := new(big.Int).SetString(t, 10)
-	if !ok || strings.ContainsAny(t, "_xXoObB") {
-		return "", false
-	}
-	if len(n.Bytes()) > maxIntBytes {
-		return "", false
-	}
-	return n.String(), true
-}
-
 // PostingKey returns the storage key of one posting.
 func PostingKey(typ, bucket, key string, e core.IndexEntry) ([]byte, error) {
 	term, err := EncodeTerm(e.Field, e.Value)
@@ -153,35 +135,14 @@ func Entries(o *core.Object) []core.IndexEntry {
 	return Normalize(out)
 }
 
-// Normalize sorts entries by field then term order and removes duplicates. It reuses the
-// slice's backing array.
+// Normalize sorts entries by field, then term order (core.CompareIndexEntries), and
+// removes duplicates. It reuses the slice's backing array.
 func Normalize(es []core.IndexEntry) []core.IndexEntry {
 	if len(es) < 2 {
 		return es
 	}
-	sort.Slice(es, func(i, j int) bool { return Less(es[i], es[j]) })
-	out := es[:1]
-	for _, e := range es[1:] {
-		if e != out[len(out)-1] {
-			out = append(out, e)
-		}
-	}
-	return out
-}
-
-// Less orders entries by field, then by term (numerically for _int fields).
-func Less(a, b core.IndexEntry) bool {
-	if a.Field != b.Field {
-		return a.Field < b.Field
-	}
-	if IsInt(a.Field) {
-		ea, err1 := EncodeTerm(a.Field, a.Value)
-		eb, err2 := EncodeTerm(b.Field, b.Value)
-		if err1 == nil && err2 == nil {
-			return bytes.Compare(ea, eb) < 0
-		}
-	}
-	return a.Value < b.Value
+	slices.SortFunc(es, core.CompareIndexEntries)
+	return slices.Compact(es)
 }
 
 // Diff returns the entries in next but not in prev (to add) and in prev but not in next
@@ -190,10 +151,10 @@ func Diff(prev, next []core.IndexEntry) (add, remove []core.IndexEntry) {
 	i, j := 0, 0
 	for i < len(prev) || j < len(next) {
 		switch {
-		case j == len(next) || (i < len(prev) && Less(prev[i], next[j])):
+		case j == len(next) || (i < len(prev) && core.CompareIndexEntries(prev[i], next[j]) < 0):
 			remove = append(remove, prev[i])
 			i++
-		case i == len(prev) || Less(next[j], prev[i]):
+		case i == len(prev) || core.CompareIndexEntries(next[j], prev[i]) < 0:
 			add = append(add, next[j])
 			j++
 		default:

@@ -41,22 +41,6 @@ func TestIntTermOrder(t *testing.T) {
 	}
 }
 
-func TestCanonicalInt(t *testing.T) {
-	tests := []struct {
-		in, want string
-		ok       bool
-	}{
-		{"42", "42", true}, {"+42", "42", true}, {"-007", "-7", true}, {"0", "0", true},
-		{"abc", "", false}, {"", "", false}, {"1.5", "", false}, {"++1", "", false}, {"0x10", "", false}, {"1_000", "", false},
-	}
-	for i, tt := range tests {
-		got, ok := CanonicalInt(tt.in)
-		if got != tt.want || ok != tt.ok {
-			t.Errorf("%d: CanonicalInt(%q) = %q,%v want %q,%v", i, tt.in, got, ok, tt.want, tt.ok)
-		}
-	}
-}
-
 func TestDiffAndEntries(t *testing.T) {
 	e := func(f, v string) core.IndexEntry { return core.IndexEntry{Field: f, Value: v} }
 	o := &core.Object{Siblings: []core.Sibling{

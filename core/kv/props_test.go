@@ -123,3 +123,33 @@ func TestCreateTypeRefusesBadProps(t *testing.T) {
 		t.Fatalf("a refused type was created: %v", err)
 	}
 }
+
+func TestTypePropsAreTheTypesOwn(t *testing.T) {
+	s := newTestService(t, Config{})
+	if err := s.CreateType(ctx, "maps", nil); err != nil {
+		t.Fatal(err)
+	}
+	// A bucket whose name is a NUL byte is an ordinary bucket: its props stay its own.
+	if err := s.SetProps(ctx, "maps", "\x00", map[string]json.RawMessage{"n_val": json.RawMessage("7")}); err != nil {
+		t.Fatal(err)
+	}
+	if p, err := s.TypeProps(ctx, "maps"); err != nil || p.NVal != 3 {
+		t.Fatalf("type props picked up a bucket's: n_val %d, %v", p.NVal, err)
+	}
+	if err := s.SetTypeProps(ctx, "nope", map[string]json.RawMessage{"n_val": json.RawMessage("2")}); core.ErrorCode(err) != core.ENOTFOUND {
+		t.Fatalf("setting an unknown type: %v", err)
+	}
+}
+
+func TestDefaultTypeSettingsReachItsBuckets(t *testing.T) {
+	s := newTestService(t, Config{})
+	if err := s.SetTypeProps(ctx, core.DefaultType, map[string]json.RawMessage{"allow_mult": json.RawMessage("true")}); err != nil {
+		t.Fatal(err)
+	}
+	if p, _ := s.Props(ctx, core.DefaultType, "any"); !p.AllowMult {
+		t.Fatal("a default-type setting does not reach its buckets")
+	}
+	if p, _ := s.TypeProps(ctx, core.DefaultType); !p.AllowMult {
+		t.Fatal("the default type does not show its own setting")
+	}
+}

@@ -16,13 +16,6 @@ func reapKey(deadline time.Time, typ, bucket, key string) []byte {
 	return storage.ReapKey(deadline.UnixNano(), []byte(typ), []byte(bucket), []byte(key))
 }
 
-func (s *Service) kickReaper() {
-	select {
-	case s.wake <- struct{}{}:
-	default:
-	}
-}
-
 func (s *Service) reapLoop() {
 	defer close(s.done)
 	tick := s.cfg.ReapDelay / 4
@@ -39,8 +32,6 @@ func (s *Service) reapLoop() {
 		case <-s.stop:
 			return
 		case <-t.C:
-		case <-s.wake:
-			continue // a new tombstone is not due yet; the ticker will find it
 		}
 		if err := s.ReapDue(); err != nil {
 			s.log.Error("kv: reap tombstones", "err", err)

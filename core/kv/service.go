@@ -72,7 +72,6 @@ type Service struct {
 
 	stop chan struct{}
 	done chan struct{}
-	wake chan struct{}
 }
 
 const lockStripes = 4096
@@ -113,7 +112,6 @@ func New(db *storage.DB, cfg Config) (*Service, error) {
 		propsCache: map[propsKey]*core.BucketProps{},
 		stop:       make(chan struct{}),
 		done:       make(chan struct{}),
-		wake:       make(chan struct{}, 1),
 	}
 	id, err := s.loadNodeID(cfg.NodeID)
 	if err != nil {
@@ -384,15 +382,16 @@ func (s *Service) write(ctx context.Context, p *core.BucketProps, typ, bucket, k
 	defer mu.Unlock()
 
 	cur, err := s.readRecord(k)
+	var stored vclock.VClock
 	if err == nil && cur != nil {
-		_, err = cur.clockValue()
+		stored, err = cur.clockValue()
 	}
 	if err != nil {
 		return nil, fmt.Errorf("kv: put %s/%s: %w", bucket, key, err)
 	}
 	now := s.now()
 	if cur != nil && s.expired(cur, now) {
-		cur = nil // a reaped-in-all-but-name tombstone: the key is gone
+		cur, stored = nil, nil // a reaped-in-all-but-name tombstone: the key is gone
 	}
 	var curObj *core.Object
 	if cur != nil {
@@ -412,11 +411,11 @@ func (s *Service) write(ctx context.Context, p *core.BucketProps, typ, bucket, k
 		}
 	}
 	if useStored && cur != nil {
-		ctxClock = cur.clock
+		ctxClock = stored
 	}
 	v.VTag = core.NewVTag()
 	v.LastModified = now.UTC()
-	next := resolve(cur, ctxClock, v, p, s.nodeID, now, s.pruneOptions(p))
+	next := resolve(cur, stored, ctxClock, v, p, s.nodeID, now, s.pruneOptions(p))
 
 	b := s.db.NewBatch()
 	enc := next.encode()
@@ -449,14 +448,11 @@ func (s *Service) write(ctx context.Context, p *core.BucketProps, typ, bucket, k
 		return nil, fmt.Errorf("kv: put %s/%s: %w", bucket, key, err)
 	}
 	s.cache.update(k, enc)
-	if next.allDeleted() {
-		s.kickReaper()
-	}
 	return nextObj, nil
 }
 
 // resolve computes the record after writing value v with causal context ctxClock over
-// the stored record cur (nil when absent):
+// the stored record cur (nil when absent) whose decoded clock is stored:
 //
 //   - The new clock is the merge of the stored clock and the context, with this node's
 //     counter incremented; v gets that event as its dot.
@@ -469,11 +465,7 @@ func (s *Service) write(ctx context.Context, p *core.BucketProps, typ, bucket, k
 //
 // A write that carries no clock therefore never destroys a value it has not seen when
 // allow_mult is true.
-func resolve(cur *record, ctxClock vclock.VClock, v core.Sibling, p *core.BucketProps, node string, now time.Time, prune vclock.PruneOptions) *record {
-	var stored vclock.VClock
-	if cur != nil {
-		stored = cur.clock // decoded by write
-	}
+func resolve(cur *record, stored, ctxClock vclock.VClock, v core.Sibling, p *core.BucketProps, node string, now time.Time, prune vclock.PruneOptions) *record {
 	merged := vclock.Merge(stored, ctxClock)
 	clock, dot := merged.Increment(node, now)
 	clock = clock.Prune(now, prune)
@@ -524,24 +516,32 @@ func (s *Service) Props(ctx context.Context, typ, bucket string) (*core.BucketPr
 }
 
 func (s *Service) effectiveRaw(typ, bucket string) (map[string]json.RawMessage, error) {
-	raw := s.propsDefaults(typ)
-	if typ != core.DefaultType {
-		tp, err := s.readJSONMap(storage.KeyString(storage.TagType, typ))
-		if err != nil {
-			return nil, err
-		}
-		if tp == nil {
-			return nil, errUnknownType(typ)
-		}
-		for k, v := range tp {
-			raw[k] = v
-		}
+	raw, err := s.typeRaw(typ)
+	if err != nil {
+		return nil, err
 	}
 	bp, err := s.readJSONMap(storage.KeyString(storage.TagProps, typ, bucket))
 	if err != nil {
 		return nil, err
 	}
 	for k, v := range bp {
+		raw[k] = v
+	}
+	return raw, nil
+}
+
+// typeRaw returns a bucket type's effective properties: its defaults, then its settings.
+// An unknown type is a not-found error.
+func (s *Service) typeRaw(typ string) (map[string]json.RawMessage, error) {
+	tp, err := s.readJSONMap(storage.KeyString(storage.TagType, typ))
+	if err != nil {
+		return nil, err
+	}
+	if tp == nil && typ != core.DefaultType {
+		return nil, errUnknownType(typ)
+	}
+	raw := s.propsDefaults(typ)
+	for k, v := range tp {
 		raw[k] = v
 	}
 	return raw, nil
@@ -567,7 +567,9 @@ func (s *Service) readJSONMap(k []byte) (map[string]json.RawMessage, error) {
 // values give an EINVALID *core.Error whose Reasons map each bad property to the
 // reference system's reason.
 func (s *Service) SetProps(ctx context.Context, typ, bucket string, changes map[string]json.RawMessage) error {
-	return s.setProps(storage.KeyString(storage.TagProps, typ, bucket), typ, bucket, changes)
+	return s.setProps(storage.KeyString(storage.TagProps, typ, bucket), func() (map[string]json.RawMessage, error) {
+		return s.effectiveRaw(typ, bucket)
+	}, changes)
 }
 
 // ResetProps removes a bucket's own properties, so that it has its type's again.
@@ -586,7 +588,7 @@ func (s *Service) ResetProps(ctx context.Context, typ, bucket string) error {
 
 // TypeProps returns the properties of a bucket type (its defaults and settings).
 func (s *Service) TypeProps(ctx context.Context, typ string) (*core.BucketProps, error) {
-	raw, err := s.effectiveRaw(typ, "\x00")
+	raw, err := s.typeRaw(typ)
 	if err != nil {
 		return nil, err
 	}
@@ -597,12 +599,9 @@ func (s *Service) TypeProps(ctx context.Context, typ string) (*core.BucketProps,
 
 // SetTypeProps merges changes into an existing bucket type's properties.
 func (s *Service) SetTypeProps(ctx context.Context, typ string, changes map[string]json.RawMessage) error {
-	if typ != core.DefaultType {
-		if _, err := s.TypeProps(ctx, typ); err != nil {
-			return err
-		}
-	}
-	return s.setProps(storage.KeyString(storage.TagType, typ), typ, "\x00", changes)
+	return s.setProps(storage.KeyString(storage.TagType, typ), func() (map[string]json.RawMessage, error) {
+		return s.typeRaw(typ)
+	}, changes)
 }
 
 // CreateType creates (or re-creates with new settings) a bucket type. "default" always
@@ -628,14 +627,16 @@ func (s *Service) CreateType(ctx context.Context, typ string, props map[string]j
 	return nil
 }
 
-func (s *Service) setProps(k []byte, typ, bucket string, changes map[string]json.RawMessage) error {
+// setProps validates changes against the effective properties that current loads, and
+// merges them into the record stored under k (a bucket's or a type's own settings).
+func (s *Service) setProps(k []byte, current func() (map[string]json.RawMessage, error), changes map[string]json.RawMessage) error {
 	s.propsWriteMu.Lock()
 	defer s.propsWriteMu.Unlock()
-	current, err := s.effectiveRaw(typ, bucket)
+	cur, err := current()
 	if err != nil {
 		return err
 	}
-	norm, reasons := validateChanges(changes, current)
+	norm, reasons := validateChanges(changes, cur)
 	if len(reasons) > 0 {
 		return &core.Error{Code: core.EINVALID, Message: "invalid bucket properties", Reasons: reasons}
 	}
@@ -654,7 +655,7 @@ func (s *Service) setProps(k []byte, typ, bucket string, changes map[string]json
 		return fmt.Errorf("kv: encode props: %w", err)
 	}
 	if err := s.db.Put(k, b, true); err != nil {
-		return fmt.Errorf("kv: set props %s: %w", bucket, err)
+		return fmt.Errorf("kv: set props: %w", err)
 	}
 	s.invalidateProps()
 	return nil

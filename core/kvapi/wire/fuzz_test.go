@@ -2,6 +2,7 @@ package wire
 
 import (
 	"bytes"
+	"github.com/cairnkv/cairn/core"
 	"slices"
 	"strings"
 	"testing"
@@ -58,7 +59,7 @@ func FuzzParseIndexHeaders(f *testing.F) {
 			}
 			return
 		}
-		if !slices.IsSortedFunc(entries, CompareIndexEntries) {
+		if !slices.IsSortedFunc(entries, core.CompareIndexEntries) {
 			t.Fatalf("not sorted: %q", entries)
 		}
 		for _, d := range []Dialect{DialectStore, DialectRiak} {

@@ -133,7 +133,7 @@ func ParseIndexHeaders(headers map[string][]string, d Dialect) ([]core.IndexEntr
 			var s string
 			s, v, more = cutIndexValue(v)
 			if isInt {
-				c, ok := canonicalInt(s)
+				c, ok := core.CanonicalInt(s)
 				if !ok {
 					bad = append(bad, IndexFieldError{Field: field, Value: s})
 					continue
@@ -152,95 +152,10 @@ func ParseIndexHeaders(headers map[string][]string, d Dialect) ([]core.IndexEntr
 		return nil, &IndexError{Fields: bad}
 	}
 	if len(entries) > 1 {
-		slices.SortFunc(entries, CompareIndexEntries)
+		slices.SortFunc(entries, core.CompareIndexEntries)
 		entries = slices.Compact(entries)
 	}
 	return entries, nil
-}
-
-// CompareIndexEntries orders index entries by field, then value; values of "_int"
-// fields compare numerically (see CompareIntValues).
-func CompareIndexEntries(a, b core.IndexEntry) int {
-	if c := strings.Compare(a.Field, b.Field); c != 0 {
-		return c
-	}
-	if strings.HasSuffix(a.Field, "_int") {
-		return CompareIntValues(a.Value, b.Value)
-	}
-	return strings.Compare(a.Value, b.Value)
-}
-
-// canonicalInt returns the canonical decimal form of an integer written with an
-// optional sign and at least one decimal digit, as Erlang's list_to_integer accepts.
-func canonicalInt(s string) (string, bool) {
-	neg := false
-	digits := s
-	if digits != "" && (digits[0] == '+' || digits[0] == '-') {
-		neg = digits[0] == '-'
-		digits = digits[1:]
-	}
-	if digits == "" {
-		return "", false
-	}
-	for i := 0; i < len(digits); i++ {
-		if digits[i] < '0' || digits[i] > '9' {
-			return "", false
-		}
-	}
-	z := 0
-	for z < len(digits)-1 && digits[z] == '0' {
-		z++
-	}
-	digits = digits[z:]
-	if digits == "0" {
-		return "0", true
-	}
-	if neg {
-		if z == 0 && len(s) == len(digits)+1 {
-			return s, true // already canonical: no allocation
-		}
-		return "-" + digits, true
-	}
-	return digits, true
-}
-
-// CompareIntValues compares two canonical decimal integers numerically. Values that are
-// not integers sort after all integers, bytewise among themselves.
-func CompareIntValues(a, b string) int {
-	ca, oka := canonicalInt(a)
-	cb, okb := canonicalInt(b)
-	switch {
-	case !oka && !okb:
-		return strings.Compare(a, b)
-	case !oka:
-		return 1
-	case !okb:
-		return -1
-	}
-	na, nb := ca[0] == '-', cb[0] == '-'
-	if na != nb {
-		if na {
-			return -1
-		}
-		return 1
-	}
-	c := 0
-	if na {
-		ca, cb = ca[1:], cb[1:]
-	}
-	switch {
-	case len(ca) != len(cb):
-		c = -1
-		if len(ca) > len(cb) {
-			c = 1
-		}
-	default:
-		c = strings.Compare(ca, cb)
-	}
-	if na {
-		c = -c
-	}
-	return c
 }
 
 // IndexHeaderName returns the response header carrying field: the dialect's header
@@ -249,14 +164,14 @@ func IndexHeaderName(d Dialect, field string) string {
 	return asciiLower(d.HeaderPrefix()) + "index-" + field
 }
 
-// sortedEntries returns entries in CompareIndexEntries order, copying only when they
+// sortedEntries returns entries in core.CompareIndexEntries order, copying only when they
 // are not sorted already.
 func sortedEntries(entries []core.IndexEntry) []core.IndexEntry {
-	if slices.IsSortedFunc(entries, CompareIndexEntries) {
+	if slices.IsSortedFunc(entries, core.CompareIndexEntries) {
 		return entries
 	}
 	sorted := slices.Clone(entries)
-	slices.SortFunc(sorted, CompareIndexEntries)
+	slices.SortFunc(sorted, core.CompareIndexEntries)
 	return sorted
 }
 

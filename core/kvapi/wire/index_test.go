@@ -126,22 +126,6 @@ func TestFormatIndexHeaders(t *testing.T) {
 	}
 }
 
-func TestCompareIntValues(t *testing.T) {
-	tests := []struct {
-		a, b string
-		want int
-	}{
-		{"1", "2", -1}, {"10", "9", 1}, {"-10", "-9", -1}, {"-1", "0", -1}, {"0", "-0", 0},
-		{"007", "7", 0}, {"+3", "3", 0}, {"99999999999999999999", "100000000000000000000", -1},
-		{"abc", "5", 1}, {"5", "abc", -1}, {"abc", "abd", -1},
-	}
-	for _, tt := range tests {
-		if got := CompareIntValues(tt.a, tt.b); got != tt.want {
-			t.Errorf("CompareIntValues(%q, %q) = %d, want %d", tt.a, tt.b, got, tt.want)
-		}
-	}
-}
-
 func TestIndexHeaderName(t *testing.T) {
 	if got := IndexHeaderName(DialectRiak, "f_bin"); got != "x-riak-index-f_bin" {
 		t.Fatal(got)
