@@ -10,7 +10,6 @@ const (
 	EFORBIDDEN    = "forbidden"    // refused, e.g. by a precommit hook (403)
 	ECONFLICT     = "conflict"     // state conflict (409)
 	EPRECONDITION = "precondition" // a conditional header failed (412)
-	ENOTMODIFIED  = "not_modified" // a conditional GET matched (304)
 	ETOOLARGE     = "too_large"    // value above the configured maximum (413)
 	EMEDIATYPE    = "media_type"   // unsupported or malformed media type (415)
 	ENOTACCEPT    = "not_accepted" // Accept cannot be satisfied (406)

@@ -160,7 +160,7 @@ func (s *Service) loadNodeID(given string) (string, error) {
 }
 
 func objectKey(typ, bucket, key string) []byte {
-	return storage.Key(storage.TagObject, []byte(typ), []byte(bucket), []byte(key))
+	return storage.KeyString(storage.TagObject, typ, bucket, key)
 }
 
 func (s *Service) lock(typ, bucket, key string) *sync.Mutex {

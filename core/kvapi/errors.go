@@ -17,7 +17,6 @@ var statusOf = map[string]int{
 	core.EFORBIDDEN:    http.StatusForbidden,
 	core.ECONFLICT:     http.StatusConflict,
 	core.EPRECONDITION: http.StatusPreconditionFailed,
-	core.ENOTMODIFIED:  http.StatusNotModified,
 	core.ETOOLARGE:     http.StatusRequestEntityTooLarge,
 	core.EMEDIATYPE:    http.StatusUnsupportedMediaType,
 	core.ENOTACCEPT:    http.StatusNotAcceptable,
@@ -53,9 +52,6 @@ func (a *API) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	case len(e.Reasons) > 0:
 		b, _ := json.Marshal(e.Reasons)
 		_ = httpx.WriteFull(w, status, "application/json", b) // a failed write means the client left
-	case status == http.StatusNotModified:
-		w.Header().Del("Content-Type")
-		w.WriteHeader(status)
 	case e.Message != "":
 		writeText(w, status, e.Message)
 	default:
@@ -83,8 +79,6 @@ func writeStatusPage(w http.ResponseWriter, r *http.Request, status int) {
 		writeHTML(w, status, "<HTML><HEAD><TITLE>404 Not Found</TITLE></HEAD><BODY><H1>Not Found</H1>The requested document was not found on this server.<P><HR>"+serverSignature+"</BODY></HTML>")
 	case http.StatusServiceUnavailable:
 		writeHTML(w, status, "<html><head><title>503 Service Unavailable</title></head><body><h1>Service Unavailable</h1>The server is currently unable to handle the request due to a temporary overloading or maintenance of the server.<br><P><HR>"+serverSignature+"</body></html>")
-	case http.StatusNotModified:
-		w.WriteHeader(status)
 	default:
 		phrase := http.StatusText(status)
 		writeHTML(w, status, "<html><head><title>"+strconv.Itoa(status)+" "+phrase+"</title></head><body><h1>"+phrase+"</h1>"+phrase+"<p><hr><address>cairn web server</address></body></html>")

@@ -3,7 +3,6 @@ package kvapi
 import (
 	"bytes"
 	"encoding/base64"
-	"errors"
 	"io"
 	"net/http"
 	"net/url"
@@ -130,9 +129,6 @@ func (a *API) writeTombstone(w http.ResponseWriter, r *http.Request, obj *core.O
 // writeValue writes one sibling with every fetch header.
 func (a *API) writeValue(w http.ResponseWriter, r *http.Request, l loc, obj *core.Object, s *core.Sibling, status int) {
 	ct := wire.FormatContentType(s.ContentType, s.Charset)
-	if s.ContentType == "" {
-		ct = "application/octet-stream"
-	}
 	if _, ok := wire.Negotiate(r.Header.Get("Accept"), []string{ct}); !ok {
 		writeStatusPage(w, r, http.StatusNotAcceptable)
 		return
@@ -290,7 +286,7 @@ func writePrecondition(r *http.Request) func(*core.Object) error {
 func (a *API) putObject(w http.ResponseWriter, r *http.Request, l loc, created bool) {
 	ctHeader := r.Header.Get("Content-Type")
 	if ctHeader == "" {
-		writeText(w, http.StatusBadRequest, "Missing Content-Type request header")
+		writeText(w, http.StatusBadRequest, wire.MissingContentTypeMessage)
 		return
 	}
 	p, err := parseParams(query(r))
@@ -328,7 +324,7 @@ func (a *API) putObject(w http.ResponseWriter, r *http.Request, l loc, created b
 		a.writeError(w, r, err)
 		return
 	}
-	if v.Value, err = readBody(r, a.kv.MaxValueSize()); err != nil {
+	if v.Value, err = readBody(w, r, a.kv.MaxValueSize()); err != nil {
 		a.writeError(w, r, err)
 		return
 	}
@@ -384,24 +380,23 @@ func joinHeader(vs []string) string {
 }
 
 // readBody reads the whole request body, refusing more than limit bytes with 413.
-func readBody(r *http.Request, limit int64) ([]byte, error) {
+func readBody(w http.ResponseWriter, r *http.Request, limit int64) ([]byte, error) {
 	if r.ContentLength > limit {
 		return nil, &http.MaxBytesError{Limit: limit}
 	}
-	body := http.MaxBytesReader(nil, r.Body, limit)
+	httpx.LimitRequestBody(w, r, limit)
+	var b []byte
+	var err error
 	if r.ContentLength >= 0 {
-		buf := make([]byte, r.ContentLength)
-		if _, err := io.ReadFull(body, buf); err != nil {
-			return nil, badRequest("Could not read the request body\n")
-		}
-		return buf, nil
+		b = make([]byte, r.ContentLength)
+		_, err = io.ReadFull(r.Body, b)
+	} else {
+		b, err = io.ReadAll(r.Body)
 	}
-	b, err := io.ReadAll(body)
+	if httpx.IsTooLarge(err) {
+		return nil, err
+	}
 	if err != nil {
-		var mbe *http.MaxBytesError
-		if errors.As(err, &mbe) {
-			return nil, err
-		}
 		return nil, badRequest("Could not read the request body\n")
 	}
 	return b, nil

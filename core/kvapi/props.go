@@ -7,6 +7,7 @@ import (
 	"net/http"
 
 	"github.com/cairnkv/cairn/core"
+	"github.com/cairnkv/cairn/core/httpx"
 	"github.com/cairnkv/cairn/core/kvapi/wire"
 )
 
@@ -29,7 +30,7 @@ func (a *API) propsResource(newAPI bool) resource {
 			}
 			a.writeProps(w, r, p)
 		case http.MethodPut:
-			changes, err := readPropsBody(r, "bucket")
+			changes, err := readPropsBody(w, r, "bucket")
 			if err == nil {
 				err = a.kv.SetProps(r.Context(), l.typ, l.bucket, changes)
 			}
@@ -52,7 +53,7 @@ func (a *API) typePropsResource() resource {
 			}
 			a.writeProps(w, r, p)
 		case http.MethodPut:
-			changes, err := readPropsBody(r, "bucket type")
+			changes, err := readPropsBody(w, r, "bucket type")
 			if err == nil {
 				err = a.kv.SetTypeProps(r.Context(), l.typ, changes)
 			}
@@ -90,13 +91,14 @@ func (a *API) writeNoContent(w http.ResponseWriter, r *http.Request, err error) 
 }
 
 // readPropsBody checks the media type (415) and the {"props":{...}} shape (400).
-func readPropsBody(r *http.Request, what string) (map[string]json.RawMessage, error) {
+func readPropsBody(w http.ResponseWriter, r *http.Request, what string) (map[string]json.RawMessage, error) {
 	mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
 	if err != nil || mt != "application/json" {
 		return nil, &core.Error{Code: core.EMEDIATYPE}
 	}
 	shapeErr := badRequest(what + " PUT must be a JSON object of the form:\n{\"props\":{...bucket properties...}}")
-	data, err := io.ReadAll(http.MaxBytesReader(nil, r.Body, propsBodyLimit))
+	httpx.LimitRequestBody(w, r, propsBodyLimit)
+	data, err := io.ReadAll(r.Body)
 	if err != nil {
 		return nil, err
 	}

@@ -52,12 +52,15 @@ func Key(tag byte, components ...[]byte) []byte {
 	dst := make([]byte, 1, n+4)
 	dst[0] = tag
 	for _, c := range components {
-		dst = AppendComponent(dst, c)
+		dst = appendComponent(dst, c)
 	}
 	return dst
 }
 
-// KeyString is Key with string components.
+// KeyString is Key with string components. It is not written as one generic function
+// with Key: a call to a generic instantiation inlined into another package loses escape
+// information, and the variadic slice of every object key (the GET and PUT paths) would
+// then be heap-allocated.
 func KeyString(tag byte, components ...string) []byte {
 	n := 1
 	for _, c := range components {
@@ -66,7 +69,7 @@ func KeyString(tag byte, components ...string) []byte {
 	dst := make([]byte, 1, n+4)
 	dst[0] = tag
 	for _, c := range components {
-		dst = appendComponentString(dst, c)
+		dst = appendComponent(dst, c)
 	}
 	return dst
 }
@@ -74,18 +77,9 @@ func KeyString(tag byte, components ...string) []byte {
 // AppendComponent appends the encoding of one component to dst and returns the
 // extended slice: every 0x00 byte of c becomes 0x00 0xFF, and the component ends with
 // 0x00 0x01. Use it to extend a key (or a scan prefix) built by Key.
-func AppendComponent(dst, c []byte) []byte {
-	for _, b := range c {
-		if b == escByte {
-			dst = append(dst, escByte, escZero)
-		} else {
-			dst = append(dst, b)
-		}
-	}
-	return append(dst, escByte, termByte)
-}
+func AppendComponent(dst, c []byte) []byte { return appendComponent(dst, c) }
 
-func appendComponentString(dst []byte, c string) []byte {
+func appendComponent[T ~string | ~[]byte](dst []byte, c T) []byte {
 	for i := 0; i < len(c); i++ {
 		if b := c[i]; b == escByte {
 			dst = append(dst, escByte, escZero)
