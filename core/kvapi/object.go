@@ -57,9 +57,20 @@ var (
 	varyAcceptEncoding       = []string{"Accept-Encoding"}
 	varyAcceptAcceptEncoding = []string{"Accept, Accept-Encoding"}
 	headerTrue               = []string{"true"}
-	contentTypeHTML          = []string{"text/html"}
-	contentTypeJSON          = []string{"application/json"}
+	zeroLength               = []string{"0"}
 )
+
+// writeEmpty answers status with no body. webmachine writes the negotiated Content-Type
+// on every response, bodiless 204s and 201s too, and Riak clients parse each response by
+// its Content-Type, so ct (the resource's type) is always sent.
+func writeEmpty(w http.ResponseWriter, status int, ct string) {
+	h := w.Header()
+	h["Content-Type"] = []string{ct}
+	if status != http.StatusNoContent {
+		h["Content-Length"] = zeroLength
+	}
+	w.WriteHeader(status)
+}
 
 // requestClock decodes the vector clock a client sent, if any.
 func requestClock(r *http.Request) ([]byte, bool, error) {
@@ -342,14 +353,8 @@ func (a *API) putObject(w http.ResponseWriter, r *http.Request, l loc, created b
 		status = http.StatusCreated
 	}
 	if !p.returnBody {
-		// The reference's object resource offers the request's media type for a write, and
-		// webmachine writes the negotiated type on every response, the bodiless 204 and 201
-		// too (a Riak client parses each response by its Content-Type).
-		vals := []string{wire.FormatContentType(v.ContentType, v.Charset), "0"} // one backing array
-		h := w.Header()
-		h["Content-Type"] = vals[0:1:1]
-		h["Content-Length"] = vals[1:2:2]
-		w.WriteHeader(status)
+		// The object resource offers the request's media type for a write.
+		writeEmpty(w, status, wire.FormatContentType(v.ContentType, v.Charset))
 		return
 	}
 	if status == http.StatusNoContent {
@@ -427,7 +432,5 @@ func (a *API) deleteObject(w http.ResponseWriter, r *http.Request, l loc) {
 	}
 	// The reference's object resource offers text/html for DELETE; the negotiated type is
 	// written on the 204 too.
-	w.Header()["Content-Type"] = contentTypeHTML
-	w.Header()["Content-Length"] = []string{"0"}
-	w.WriteHeader(http.StatusNoContent)
+	writeEmpty(w, http.StatusNoContent, "text/html") // the object resource offers text/html for DELETE
 }

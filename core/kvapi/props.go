@@ -84,10 +84,7 @@ func (a *API) writeNoContent(w http.ResponseWriter, r *http.Request, err error) 
 		a.writeError(w, r, err)
 		return
 	}
-	// The props resources offer application/json; webmachine writes the negotiated type
-	// on the 204 too.
-	w.Header()["Content-Type"] = contentTypeJSON
-	w.WriteHeader(http.StatusNoContent)
+	writeEmpty(w, http.StatusNoContent, "application/json") // the props resources offer JSON
 }
 
 // readPropsBody checks the media type (415) and the {"props":{...}} shape (400).
