@@ -48,7 +48,7 @@ func options() []option {
 		{"cache-size", "LevelDB block cache in bytes (0: default)",
 			func(c *server.Config) string { return strconv.Itoa(c.CacheSize) },
 			func(c *server.Config, v string) error { n, err := parseSize(v); c.CacheSize = int(n); return err }},
-		{"object-cache-size", "in-memory cache of object records in bytes (0: 128 MiB, negative: none)",
+		{"object-cache-size", "in-memory cache of object records in bytes (0: automatic, 1/16 of memory within 64 MiB..4 GiB; negative: none)",
 			func(c *server.Config) string { return strconv.FormatInt(c.ObjectCacheSize, 10) },
 			func(c *server.Config, v string) error {
 				if strings.HasPrefix(v, "-") {

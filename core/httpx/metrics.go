@@ -51,7 +51,7 @@ func Metrics(obs HTTPObserver, api string) func(http.Handler) http.Handler {
 // route's name on the request's ResponseWriter for Metrics and AccessLog.
 func RouteName(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		setRoute(w, routeName(r))
+		SetRoute(w, routeName(r))
 		next.ServeHTTP(w, r)
 	})
 }

@@ -134,8 +134,10 @@ type unwrapper interface {
 	Unwrap() http.ResponseWriter // the wrapped writer
 }
 
-// setRoute records name on every *ResponseWriter in w's wrapping chain.
-func setRoute(w http.ResponseWriter, name string) {
+// SetRoute records name as the route of the request that w answers, on every
+// *ResponseWriter in w's wrapping chain, for Metrics and AccessLog. Routers that
+// dispatch without mux (a fast path in front of it) call it instead of RouteName.
+func SetRoute(w http.ResponseWriter, name string) {
 	for w != nil {
 		if rw, ok := w.(*ResponseWriter); ok {
 			rw.route = name

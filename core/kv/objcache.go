@@ -10,8 +10,8 @@ import (
 // reads of recently used objects skip LevelDB (whose block cache serialises readers on
 // one LRU lock). It is coherent with storage because every change of an object key is
 // made under that key's stripe lock, which also updates the cache:
-//   - write replaces a cached record with the new one after committing it (a write does
-//     not add records that are not cached: reads fill the cache);
+//   - write caches the new record after committing it (write-through: a key just written
+//     is likely to be read, and a read of it then skips storage);
 //   - the reaper evicts a reaped key;
 //   - a read that misses fills the cache while holding the stripe lock, so it cannot
 //     install a record older than one a concurrent write has just cached.
@@ -75,22 +75,6 @@ func (c *objectCache) get(k []byte) ([]byte, bool) {
 		return nil, false
 	}
 	return e.Value.(*cacheEntry).val, true
-}
-
-// update replaces k's cached record with v when k is cached, and does nothing
-// otherwise: writes keep the cache coherent without filling it with records nobody has
-// read (reads fill it).
-func (c *objectCache) update(k, v []byte) {
-	if c == nil {
-		return
-	}
-	s := c.shard(k)
-	s.mu.Lock()
-	_, ok := s.m[string(k)]
-	s.mu.Unlock()
-	if ok {
-		c.put(k, v)
-	}
 }
 
 // put caches v (which the caller must not modify afterwards) under k. Records larger

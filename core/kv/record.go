@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"time"
+	"unsafe"
 
 	"github.com/cairnkv/cairn/core"
 	"github.com/cairnkv/cairn/core/vclock"
@@ -122,8 +123,10 @@ func appendBytes(b []byte, s []byte) []byte {
 	return append(b, s...)
 }
 
-// decodeRecord parses a stored record. The returned record does not alias data except
-// for sibling values, which are sub-slices of data (callers pass a buffer they own).
+// decodeRecord parses a stored record. The returned record aliases data: sibling values
+// are sub-slices of it and its strings share its memory (no copies on the read path), so
+// callers pass a buffer that nobody modifies afterwards (a fresh read from storage, or
+// an object cache entry, which is immutable).
 func decodeRecord(data []byte) (*record, error) {
 	d := decoder{b: data}
 	if v := d.byte(); v != recordVersion {
@@ -241,7 +244,15 @@ func (d *decoder) bytes() []byte {
 	return v
 }
 
-func (d *decoder) string() string { return string(d.bytes()) }
+// string returns the next length-prefixed string, sharing the decoder's buffer, which
+// decodeRecord's callers never modify.
+func (d *decoder) string() string {
+	b := d.bytes()
+	if len(b) == 0 {
+		return ""
+	}
+	return unsafe.String(&b[0], len(b))
+}
 
 // object converts a record into the client view.
 func (r *record) object(typ, bucket, key string) *core.Object {

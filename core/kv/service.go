@@ -447,7 +447,7 @@ func (s *Service) write(ctx context.Context, p *core.BucketProps, typ, bucket, k
 		s.cache.del(k) // the outcome is unknown: let the next read go to storage
 		return nil, fmt.Errorf("kv: put %s/%s: %w", bucket, key, err)
 	}
-	s.cache.update(k, enc)
+	s.cache.put(k, enc)
 	return nextObj, nil
 }
 

@@ -46,6 +46,19 @@ type API struct {
 
 	// Response header names in the server's dialect, built once.
 	hdrVclock, hdrDeleted string
+
+	// hot is the first route registered (the new API's object route): Handler serves it
+	// without going through mux.
+	hot *hotRoute
+}
+
+// hotRoute is a route served in front of mux: the router would pick it anyway (no
+// earlier route matches its paths), but mux's dispatch copies the request twice to
+// attach its variables and route, which the template-based handlers never read.
+type hotRoute struct {
+	name   string
+	tmpl   *template
+	handle http.HandlerFunc
 }
 
 type resourceLink struct{ name, path string }
@@ -84,7 +97,15 @@ func (a *API) Handler() http.Handler {
 	r.MethodNotAllowedHandler = r.NotFoundHandler
 	r.Use(httpx.RouteName)
 	a.routes(r)
-	return normalizePath(r)
+	hot := a.hot
+	return normalizePath(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		if hot.tmpl.match(req.URL.EscapedPath(), nil) {
+			httpx.SetRoute(w, hot.name)
+			hot.handle(w, req)
+			return
+		}
+		r.ServeHTTP(w, req)
+	}))
 }
 
 func (a *API) routes(r *mux.Router) {
@@ -163,6 +184,9 @@ func (a *API) route(r *mux.Router, res resource, api wire.API, path string, guar
 			}
 		}
 		res.handle(w, req, l)
+	}
+	if a.hot == nil {
+		a.hot = &hotRoute{name: res.name, tmpl: tmpl, handle: h}
 	}
 	return r.NewRoute().MatcherFunc(func(req *http.Request, _ *mux.RouteMatch) bool {
 		return tmpl.match(req.URL.EscapedPath(), nil)

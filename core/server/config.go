@@ -33,7 +33,8 @@ type Config struct {
 	// CacheSize is LevelDB's block cache, in bytes (0 = the storage default).
 	CacheSize int `json:"cache-size"`
 	// ObjectCacheSize is the in-memory cache of object records in front of LevelDB, in
-	// bytes (0 = the default, 128 MiB; negative = none).
+	// bytes (0 = automatic: a sixteenth of the memory available, between 64 MiB and
+	// 4 GiB; negative = none).
 	ObjectCacheSize int64 `json:"object-cache-size"`
 }
 

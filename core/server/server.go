@@ -64,6 +64,9 @@ func New(cfg Config, version string, log *slog.Logger) (*Server, error) {
 	st := stats.New(stats.Config{NodeName: cfg.NodeName, Version: version, Dialect: cfg.Dialect,
 		StorageBackend: "cairn_leveldb_backend", RingSize: 64})
 	st.AddSource(db.Stats)
+	if cfg.ObjectCacheSize == 0 {
+		cfg.ObjectCacheSize = AutoObjectCacheSize()
+	}
 	svc, err := kv.New(db, kv.Config{NodeName: cfg.NodeName, Dialect: cfg.Dialect, ReapDelay: cfg.DeleteReapDelay,
 		MaxValueSize: cfg.MaxObjectSize, ObjectCacheSize: cfg.ObjectCacheSize, Logger: log, Observer: st})
 	if err != nil {
