@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/cairnkv/cairn/core"
+	"github.com/cairnkv/cairn/core/hooks"
 	"github.com/cairnkv/cairn/core/index"
 	"github.com/cairnkv/cairn/core/storage"
 	"github.com/cairnkv/cairn/core/vclock"
@@ -40,6 +41,12 @@ type Config struct {
 	Observer Observer
 	// Now is the clock (default time.Now); tests replace it.
 	Now func() time.Time
+	// Hooks resolves the extension functions that bucket properties name. Nil: hooks
+	// are not run and hook properties are only checked for shape.
+	Hooks *hooks.Registry
+	// PostcommitWorkers and PostcommitQueue size the postcommit pool (defaults
+	// DefaultPostcommitWorkers and DefaultPostcommitQueue).
+	PostcommitWorkers, PostcommitQueue int
 }
 
 // Observer receives per-operation measurements, e.g. for /stats.
@@ -69,6 +76,12 @@ type Service struct {
 	propsGen uint64
 	// propsWriteMu serialises the read-merge-write of bucket and type property records.
 	propsWriteMu sync.Mutex
+
+	post *postcommitPool
+	// postMu guards postClosed: queueing holds it for reading so that Close does not
+	// close the queue under a sender.
+	postMu     sync.RWMutex
+	postClosed bool
 
 	stop chan struct{}
 	done chan struct{}
@@ -118,6 +131,7 @@ func New(db *storage.DB, cfg Config) (*Service, error) {
 		return nil, err
 	}
 	s.nodeID = id
+	s.startPostcommit()
 	go s.reapLoop()
 	return s, nil
 }
@@ -128,7 +142,8 @@ func (s *Service) NodeID() string { return s.nodeID }
 // MaxValueSize returns the largest value the service stores.
 func (s *Service) MaxValueSize() int64 { return s.cfg.MaxValueSize }
 
-// Close stops the reaper and waits for it. It does not close the storage.
+// Close stops the reaper, lets the postcommit workers finish the queued hooks, and waits
+// for both. It does not close the storage.
 func (s *Service) Close() error {
 	select {
 	case <-s.stop:
@@ -136,6 +151,7 @@ func (s *Service) Close() error {
 		close(s.stop)
 	}
 	<-s.done
+	s.stopPostcommit()
 	return nil
 }
 
@@ -322,11 +338,15 @@ func (s *Service) Put(ctx context.Context, req *PutRequest) (*core.Object, error
 			return nil, &core.Error{Code: core.EINVALID, Message: fmt.Sprintf("Could not parse field '%s', value '%s'.\n", e.Field, e.Value)}
 		}
 	}
+	if v, err = s.runPrecommit(ctx, p, hooks.OpPut, req.Type, req.Bucket, req.Key, req.Context, v); err != nil {
+		return nil, err
+	}
 	sync := o.DW.Resolve(p.NVal, p.DW) >= 1
 	obj, err := s.write(ctx, p, req.Type, req.Bucket, req.Key, ctxClock, v, sync, o.Precondition, false)
 	if err != nil {
 		return nil, err
 	}
+	s.queuePostcommit(p, hooks.OpPut, obj)
 	if s.cfg.Observer != nil {
 		s.cfg.Observer.RecordPut(time.Since(start), len(req.Value.Value))
 	}
@@ -361,10 +381,16 @@ func (s *Service) Delete(ctx context.Context, typ, bucket, key string, opts Dele
 		}
 	}
 	tomb := core.Sibling{Deleted: true}
+	if _, err := s.runPrecommit(ctx, p, hooks.OpDelete, typ, bucket, key, opts.Context, tomb); err != nil {
+		return nil, err
+	}
 	sync := opts.DW.Resolve(p.NVal, p.DW) >= 1
 	obj, err := s.write(ctx, p, typ, bucket, key, ctxClock, tomb, sync, opts.Precondition, opts.Context == nil)
-	if err == nil && s.cfg.Observer != nil {
-		s.cfg.Observer.RecordDelete(time.Since(start))
+	if err == nil {
+		s.queuePostcommit(p, hooks.OpDelete, obj)
+		if s.cfg.Observer != nil {
+			s.cfg.Observer.RecordDelete(time.Since(start))
+		}
 	}
 	return obj, err
 }
@@ -611,6 +637,7 @@ func (s *Service) CreateType(ctx context.Context, typ string, props map[string]j
 		return &core.Error{Code: core.EINVALID, Message: fmt.Sprintf("bucket type %q cannot be created\n", typ)}
 	}
 	norm, reasons := validateChanges(props, s.propsDefaults(typ))
+	s.checkHooks(norm, reasons)
 	if len(reasons) > 0 {
 		return &core.Error{Code: core.EINVALID, Message: "invalid bucket type properties", Reasons: reasons}
 	}
@@ -637,6 +664,7 @@ func (s *Service) setProps(k []byte, current func() (map[string]json.RawMessage,
 		return err
 	}
 	norm, reasons := validateChanges(changes, cur)
+	s.checkHooks(norm, reasons)
 	if len(reasons) > 0 {
 		return &core.Error{Code: core.EINVALID, Message: "invalid bucket properties", Reasons: reasons}
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/cairnkv/cairn/core/httpx"
 	"github.com/cairnkv/cairn/core/kv"
 	"github.com/cairnkv/cairn/core/kvapi/wire"
+	"github.com/cairnkv/cairn/core/modules"
 )
 
 // Config configures the KV interface.
@@ -31,6 +32,10 @@ type Config struct {
 	Metrics http.Handler
 	// Logger receives internal errors (default slog.Default()).
 	Logger *slog.Logger
+	// Modules, if set, is served under /admin/modules for holders of the admin
+	// credential, which AdminCheck verifies (key id and secret).
+	Modules    *modules.Service
+	AdminCheck func(keyID, secret string) bool
 }
 
 // API is the KV interface.
@@ -136,9 +141,15 @@ func (a *API) routes(r *mux.Router) {
 		if p.api == wire.APITyped {
 			a.route(r, object, p.api, p.prefix+"/buckets/{bucket}/keys/{key}", false)
 		}
+		a.route(r, a.preflistResource(), p.api, p.prefix+"/buckets/{bucket}/keys/{key}/preflist", true)
 	}
 	a.route(r, a.typePropsResource(), wire.APITyped, "/types/{type}/props", false)
 
+	if a.cfg.Modules != nil {
+		// The module name travels as the key slot of the location.
+		a.route(r, a.moduleListResource(), 0, "/admin/modules", true)
+		a.route(r, a.moduleResource(), 0, "/admin/modules/{key}", true)
+	}
 	a.route(r, a.statsResource(), 0, "/stats", false)
 	a.route(r, a.pingResource(), 0, "/ping", false)
 	if a.cfg.Metrics != nil {

@@ -1,8 +1,11 @@
 package server
 
 import (
+	"context"
 	"fmt"
 	"time"
+
+	"github.com/cairnkv/cairn/core/hooks"
 )
 
 // Config is the whole server configuration: one struct, filled from defaults, then an
@@ -36,6 +39,29 @@ type Config struct {
 	// bytes (0 = automatic: a sixteenth of the memory available, between 64 MiB and
 	// 4 GiB; negative = none).
 	ObjectCacheSize int64 `json:"object-cache-size"`
+	// ModulesDir, if set, is a directory of *.wasm files registered at start under their
+	// file names (without .wasm), replacing stored modules of the same name.
+	ModulesDir string `json:"modules-dir"`
+	// AdminKeyID and AdminKeySecret set the admin credential; when empty it is read from
+	// (or created at first start in) <data-dir>/admin-credentials.json.
+	AdminKeyID     string `json:"admin-key-id"`
+	AdminKeySecret string `json:"admin-key-secret"`
+
+	// Extensions are the extension runtimes (injected by cmd/cairn; core never imports
+	// plugins). Nil: hooks are stored and shape-checked but not run.
+	Extensions *Extensions `json:"-"`
+}
+
+// Extensions are the extension runtimes the server runs hooks with.
+type Extensions struct {
+	// Providers resolve hook specs, in resolution order (native, WASM, plugins).
+	Providers []hooks.Provider
+	// Loader installs registered modules (the WebAssembly host); nil: no module registry.
+	Loader hooks.Loader
+	// Stats, if set, adds the runtimes' figures to /stats.
+	Stats func() map[string]any
+	// Close stops the runtimes after the services.
+	Close func(ctx context.Context) error
 }
 
 // DefaultConfig returns the embedded defaults that `make run` uses.
@@ -67,6 +93,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("max-object-size must be positive")
 	case c.DeleteReapDelay <= 0:
 		return fmt.Errorf("delete-reap-delay must be positive")
+	case (c.AdminKeyID == "") != (c.AdminKeySecret == ""):
+		return fmt.Errorf("admin-key-id and admin-key-secret must be set together")
 	}
 	switch c.LogLevel {
 	case "debug", "info", "warn", "error":

@@ -10,15 +10,19 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/cairnkv/cairn/core/hooks"
 	"github.com/cairnkv/cairn/core/httpx"
 	"github.com/cairnkv/cairn/core/kv"
 	"github.com/cairnkv/cairn/core/kvapi"
 	"github.com/cairnkv/cairn/core/kvapi/wire"
+	"github.com/cairnkv/cairn/core/modules"
 	"github.com/cairnkv/cairn/core/stats"
 	"github.com/cairnkv/cairn/core/storage"
 )
@@ -30,6 +34,7 @@ type Server struct {
 	db      *storage.DB
 	kv      *kv.Service
 	stats   *stats.Registry
+	ext     *Extensions
 	handler http.Handler
 
 	kvSrv *http.Server
@@ -67,16 +72,43 @@ func New(cfg Config, version string, log *slog.Logger) (*Server, error) {
 	if cfg.ObjectCacheSize == 0 {
 		cfg.ObjectCacheSize = AutoObjectCacheSize()
 	}
+	cred := Credential{KeyID: cfg.AdminKeyID, KeySecret: cfg.AdminKeySecret}
+	if cred.KeyID == "" {
+		if cred, err = loadOrCreateCredential(dir); err != nil {
+			db.Close()
+			return nil, err
+		}
+	}
+	var reg *hooks.Registry
+	ext := cfg.Extensions
+	if ext != nil {
+		reg = hooks.NewRegistry(ext.Providers...)
+	}
 	svc, err := kv.New(db, kv.Config{NodeName: cfg.NodeName, Dialect: cfg.Dialect, ReapDelay: cfg.DeleteReapDelay,
-		MaxValueSize: cfg.MaxObjectSize, ObjectCacheSize: cfg.ObjectCacheSize, Logger: log, Observer: st})
+		MaxValueSize: cfg.MaxObjectSize, ObjectCacheSize: cfg.ObjectCacheSize, Logger: log, Observer: st, Hooks: reg})
 	if err != nil {
 		db.Close()
 		return nil, fmt.Errorf("server: %w", err)
 	}
-	st.AddSource(func() map[string]any { return map[string]any{"object_cache_bytes": svc.CacheBytes()} })
+	s := &Server{cfg: cfg, log: log, db: db, kv: svc, stats: st, ext: ext}
+	var mods *modules.Service
+	if ext != nil && ext.Loader != nil {
+		mods = modules.New(db, modules.Config{Loader: ext.Loader, Registry: reg, References: svc.ModuleReferences, Logger: log})
+		if err := s.loadModules(mods); err != nil {
+			s.Close()
+			return nil, err
+		}
+	}
+	st.AddSource(func() map[string]any {
+		_, dropped := svc.HookStats()
+		return map[string]any{"object_cache_bytes": svc.CacheBytes(), "postcommit_dropped_total": dropped}
+	})
+	if ext != nil && ext.Stats != nil {
+		st.AddSource(ext.Stats)
+	}
 	api := kvapi.New(svc, kvapi.Config{Dialect: d, Version: version, Stats: st.Report, Logger: log,
-		Metrics: promhttp.HandlerFor(st.Prometheus(), promhttp.HandlerOpts{})})
-	s := &Server{cfg: cfg, log: log, db: db, kv: svc, stats: st}
+		Metrics: promhttp.HandlerFor(st.Prometheus(), promhttp.HandlerOpts{}),
+		Modules: mods, AdminCheck: cred.Matches})
 	s.handler = httpx.Chain(api.Handler(),
 		httpx.RequestID,
 		httpx.Recover(log, kvapi.WriteInternalError),
@@ -163,9 +195,44 @@ func (s *Server) Close() error {
 		errs = append(errs, s.kv.Close())
 		s.kv = nil
 	}
+	if s.ext != nil && s.ext.Close != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), s.cfg.ShutdownTimeout)
+		errs = append(errs, s.ext.Close(ctx))
+		cancel()
+		s.ext = nil
+	}
 	if s.db != nil {
 		errs = append(errs, s.db.Close())
 		s.db = nil
 	}
 	return errors.Join(errs...)
+}
+
+// loadModules installs the stored modules, then registers the *.wasm files of the
+// modules directory.
+func (s *Server) loadModules(mods *modules.Service) error {
+	ctx := context.Background()
+	if err := mods.LoadAll(ctx); err != nil {
+		return fmt.Errorf("server: %w", err)
+	}
+	if s.cfg.ModulesDir == "" {
+		return nil
+	}
+	files, err := filepath.Glob(filepath.Join(s.cfg.ModulesDir, "*.wasm"))
+	if err != nil {
+		return fmt.Errorf("server: modules dir: %w", err)
+	}
+	for _, f := range files {
+		code, err := os.ReadFile(f)
+		if err != nil {
+			return fmt.Errorf("server: modules dir: %w", err)
+		}
+		name := strings.TrimSuffix(filepath.Base(f), ".wasm")
+		info, _, err := mods.Put(ctx, name, code)
+		if err != nil {
+			return fmt.Errorf("server: module %s: %w", f, err)
+		}
+		s.log.Info("module registered from the modules directory", "module", name, "sha256", info.SHA256, "functions", info.Functions)
+	}
+	return nil
 }

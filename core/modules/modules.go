@@ -1,0 +1,254 @@
+// Package modules is the registry of extension modules: it stores registered modules in
+// LevelDB (table 'm'), versioned by sha256, hands them to the runtime that runs them (the
+// WebAssembly host, through hooks.Loader), reloads them at start, and refuses to remove a
+// module that bucket properties still name.
+package modules
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sort"
+	"sync"
+
+	"github.com/cairnkv/cairn/core"
+	"github.com/cairnkv/cairn/core/hooks"
+	"github.com/cairnkv/cairn/core/storage"
+)
+
+// MaxNameLen is the longest module name.
+const MaxNameLen = 64
+
+// Config configures a Service.
+type Config struct {
+	// Loader runs the modules (the WebAssembly host). Required.
+	Loader hooks.Loader
+	// Registry is told to forget cached resolutions after every change, and tells which
+	// runtime owns a name. Required.
+	Registry *hooks.Registry
+	// References returns where bucket or bucket-type properties name module name
+	// (e.g. "bucket default/users precommit"); a module with references is not removed.
+	References func(ctx context.Context, name string) ([]string, error)
+	// Logger receives load failures at start (default slog.Default()).
+	Logger *slog.Logger
+}
+
+// Service registers, stores and loads modules. It is safe for concurrent use.
+type Service struct {
+	db  *storage.DB
+	cfg Config
+
+	// mu serialises changes (put, delete) so that storage, the loader and the registry
+	// change together.
+	mu sync.Mutex
+	// infos holds the info of every installed module, by name; guarded by mu.
+	infos map[string]hooks.ModuleInfo
+}
+
+// New returns a registry over db. Call LoadAll to install the stored modules.
+func New(db *storage.DB, cfg Config) *Service {
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	return &Service{db: db, cfg: cfg, infos: map[string]hooks.ModuleInfo{}}
+}
+
+// Record layout: version byte (1), kind (uvarint length + bytes), code (the rest).
+const recordVersion = 1
+
+func moduleKey(name string) []byte { return storage.KeyString(storage.TagModule, name) }
+
+func encodeRecord(kind string, code []byte) []byte {
+	b := make([]byte, 0, 1+binary.MaxVarintLen64+len(kind)+len(code))
+	b = append(b, recordVersion)
+	b = binary.AppendUvarint(b, uint64(len(kind)))
+	b = append(b, kind...)
+	return append(b, code...)
+}
+
+func decodeRecord(v []byte) (kind string, code []byte, err error) {
+	if len(v) == 0 || v[0] != recordVersion {
+		return "", nil, errors.New("modules: corrupt module record")
+	}
+	n, k := binary.Uvarint(v[1:])
+	if k <= 0 || uint64(len(v)-1-k) < n {
+		return "", nil, errors.New("modules: corrupt module record")
+	}
+	start := 1 + k
+	return string(v[start : start+int(n)]), v[start+int(n):], nil
+}
+
+// ValidName reports whether name may name a module: 1 to MaxNameLen characters from
+// [A-Za-z0-9_.-], not starting with a dot or a dash.
+func ValidName(name string) bool {
+	if name == "" || len(name) > MaxNameLen || name[0] == '.' || name[0] == '-' {
+		return false
+	}
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '.' || c == '-') {
+			return false
+		}
+	}
+	return true
+}
+
+func errBadName(name string) error {
+	return &core.Error{Code: core.EINVALID, Message: fmt.Sprintf(
+		"invalid module name %q: use 1 to %d characters from A-Z a-z 0-9 _ . - (not starting with . or -)\n", name, MaxNameLen)}
+}
+
+func errNoModule(name string) error {
+	return &core.Error{Code: core.ENOTFOUND, Message: fmt.Sprintf("no module named %q\n", name)}
+}
+
+// LoadAll installs every stored module. A module that fails to load is logged and
+// skipped (it stays stored, so a later server version may load it).
+func (s *Service) LoadAll(ctx context.Context) error {
+	it := s.db.IteratePrefix([]byte{storage.TagModule})
+	defer it.Release()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for it.Next() {
+		_, comps, err := storage.DecodeKey(it.Key())
+		if err != nil || len(comps) != 1 {
+			s.cfg.Logger.Error("modules: skipping a corrupt module key", "err", err)
+			continue
+		}
+		name := string(comps[0])
+		kind, code, err := decodeRecord(append([]byte(nil), it.Value()...))
+		if err == nil && kind != s.cfg.Loader.Kind() {
+			err = fmt.Errorf("modules: no runtime of kind %q", kind)
+		}
+		if err != nil {
+			s.cfg.Logger.Error("modules: cannot load stored module", "module", name, "err", err)
+			continue
+		}
+		info, err := s.cfg.Loader.Load(ctx, name, code)
+		if err != nil {
+			s.cfg.Logger.Error("modules: cannot load stored module", "module", name, "err", err)
+			continue
+		}
+		s.infos[name] = info
+	}
+	s.cfg.Registry.Invalidate()
+	if err := it.Err(); err != nil {
+		return fmt.Errorf("modules: load: %w", err)
+	}
+	return nil
+}
+
+// Put registers module name with code, replacing an earlier version. It reports whether
+// the module is new. Invalid code is an EINVALID *core.Error with the reason; a name
+// that another runtime already has is ECONFLICT.
+func (s *Service) Put(ctx context.Context, name string, code []byte) (hooks.ModuleInfo, bool, error) {
+	if !ValidName(name) {
+		return hooks.ModuleInfo{}, false, errBadName(name)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if owner := s.cfg.Registry.Owner(name); owner != "" && owner != s.cfg.Loader.Kind() {
+		return hooks.ModuleInfo{}, false, &core.Error{Code: core.ECONFLICT, Message: fmt.Sprintf(
+			"the name %q belongs to a %s module; choose another name\n", name, owner)}
+	}
+	_, existed := s.infos[name]
+	sum := sha256.Sum256(code)
+	if old, ok := s.infos[name]; ok && old.SHA256 == hex.EncodeToString(sum[:]) {
+		return old, false, nil // the same bytes again: nothing changes
+	}
+	info, err := s.cfg.Loader.Load(ctx, name, code)
+	if err != nil {
+		var inv *hooks.InvalidModuleError
+		if errors.As(err, &inv) {
+			return hooks.ModuleInfo{}, false, &core.Error{Code: core.EINVALID, Message: "invalid module: " + inv.Reason + "\n"}
+		}
+		return hooks.ModuleInfo{}, false, fmt.Errorf("modules: put %s: %w", name, err)
+	}
+	if err := s.db.Put(moduleKey(name), encodeRecord(s.cfg.Loader.Kind(), code), true); err != nil {
+		// Storage failed: keep the runtime consistent with what is stored.
+		if prev, ok := s.stored(name); ok {
+			_, _ = s.cfg.Loader.Load(ctx, name, prev)
+		} else {
+			_ = s.cfg.Loader.Remove(ctx, name)
+		}
+		return hooks.ModuleInfo{}, false, fmt.Errorf("modules: put %s: %w", name, err)
+	}
+	s.infos[name] = info
+	s.cfg.Registry.Invalidate()
+	return info, !existed, nil
+}
+
+// stored returns the stored code of name.
+func (s *Service) stored(name string) ([]byte, bool) {
+	v, err := s.db.Get(moduleKey(name))
+	if err != nil {
+		return nil, false
+	}
+	_, code, err := decodeRecord(v)
+	return code, err == nil
+}
+
+// Get returns the info and code of module name.
+func (s *Service) Get(ctx context.Context, name string) (hooks.ModuleInfo, []byte, error) {
+	s.mu.Lock()
+	info, ok := s.infos[name]
+	s.mu.Unlock()
+	if !ok {
+		return hooks.ModuleInfo{}, nil, errNoModule(name)
+	}
+	code, ok := s.stored(name)
+	if !ok {
+		return hooks.ModuleInfo{}, nil, errNoModule(name)
+	}
+	return info, code, nil
+}
+
+// List returns the installed modules sorted by name.
+func (s *Service) List(ctx context.Context) []hooks.ModuleInfo {
+	s.mu.Lock()
+	out := make([]hooks.ModuleInfo, 0, len(s.infos))
+	for _, info := range s.infos {
+		out = append(out, info)
+	}
+	s.mu.Unlock()
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+// Delete removes module name. It is ENOTFOUND when there is no such module and
+// ECONFLICT, naming the properties, while bucket or type properties name it.
+func (s *Service) Delete(ctx context.Context, name string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, ok := s.infos[name]; !ok {
+		if _, stored := s.stored(name); !stored {
+			return errNoModule(name)
+		}
+	}
+	if s.cfg.References != nil {
+		refs, err := s.cfg.References(ctx, name)
+		if err != nil {
+			return fmt.Errorf("modules: delete %s: %w", name, err)
+		}
+		if len(refs) > 0 {
+			msg := fmt.Sprintf("module %q is still named by bucket properties:\n", name)
+			for _, r := range refs {
+				msg += "  " + r + "\n"
+			}
+			return &core.Error{Code: core.ECONFLICT, Message: msg}
+		}
+	}
+	if err := s.db.Delete(moduleKey(name), true); err != nil {
+		return fmt.Errorf("modules: delete %s: %w", name, err)
+	}
+	delete(s.infos, name)
+	s.cfg.Registry.Invalidate()
+	if err := s.cfg.Loader.Remove(ctx, name); err != nil {
+		return fmt.Errorf("modules: delete %s: %w", name, err)
+	}
+	return nil
+}
