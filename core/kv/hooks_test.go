@@ -208,7 +208,7 @@ func TestHookPropsResolve(t *testing.T) {
 		{`{"precommit":[{"mod":"nope","fun":"pre"}]}`, "precommit"},
 		{`{"precommit":[{"mod":"m","fun":"missing"}]}`, "precommit"},
 		{`{"postcommit":[{"mod":"m","fun":"pre"}]}`, "postcommit"}, // a precommit is not a postcommit
-		{`{"precommit":[{"name":"Js.fun"}]}`, "precommit"},        // no JavaScript runtime
+		{`{"precommit":[{"name":"Js.fun"}]}`, "precommit"},         // no JavaScript runtime
 		{`{"chash_keyfun":{"mod":"nope","fun":"f"}}`, "chash_keyfun"},
 		{`{"linkfun":{"mod":"nope","fun":"f"}}`, "linkfun"},
 	} {
