@@ -3,6 +3,8 @@
 #   make test   every test (with -race when a C compiler is available for cgo)
 #   make check  formatting, vet, golangci-lint, tests, brief fuzzing, go mod tidy diff
 #   make bench  load benchmarks (Cairn vs bare net/http) and Go micro-benchmarks
+#   make wasm-examples  rebuild the example WebAssembly modules from source (needs their
+#                       toolchains: see wasm-examples/*/*/TOOLCHAIN)
 
 GO        ?= go
 VERSION   ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo 0.1.0-dev)
@@ -15,7 +17,7 @@ RACE      := $(shell command -v gcc >/dev/null 2>&1 && echo -race)
 FUZZTIME  ?= 5s
 TEST_TIMEOUT ?= 15m
 
-.PHONY: all build run test check fmt-check vet lint fuzz tidy-check bench clean
+.PHONY: all build run test check fmt-check vet lint fuzz tidy-check bench wasm-examples clean
 
 all: build
 
@@ -63,7 +65,10 @@ check: fmt-check vet tidy-check lint test fuzz
 
 bench: build
 	$(GO) run ./cmd/cairn-bench
-	$(GO) test -run '^$$' -bench . -benchtime 2s ./core/...
+	$(GO) test -run '^$$' -bench . -benchtime 2s ./core/... ./plugins/...
+
+wasm-examples:
+	./wasm-examples/build.sh
 
 clean:
 	rm -rf bin

@@ -141,7 +141,15 @@ func TestBucketProps(t *testing.T) {
 		t.Run("round-trip-and-reset", func(t *testing.T) {
 			t.Parallel()
 			b := "rt"
-			expect(t, s.do(t, "PUT", "/buckets/rt/props", jsonCT, `{"props":{"allow_mult":true,"precommit":[{"mod":"m","fun":"f"}],"postcommit":[{"name":"Js.fun"}],"young_vclock":"any"}}`), 204, nil)
+			expect(t, s.do(t, "PUT", "/buckets/rt/props", jsonCT, `{"props":{"allow_mult":true,"chash_keyfun":{"mod":"riak_core_util","fun":"chash_bucketonly_keyfun"},"postcommit":"none","young_vclock":"any"}}`), 204, nil)
+			// Hooks must name functions that exist (the hooks tests cover WASM modules).
+			r := s.do(t, "PUT", "/buckets/rt/props", jsonCT, `{"props":{"precommit":[{"mod":"m","fun":"f"}],"postcommit":[{"name":"Js.fun"}]}}`)
+			expect(t, r, 400, nil)
+			for _, want := range []string{`"precommit":"unknown_hook: m:f: no such module: \"m\""`, `"postcommit":"unknown_hook: Js.fun: JavaScript functions are not available on this server"`} {
+				if !bytes.Contains(r.Body, []byte(want)) {
+					t.Errorf("400 body lacks %s: %s", want, r.Body)
+				}
+			}
 			for _, f := range forms {
 				r := s.get(t, f.props(b))
 				expect(t, r, 200, nil)
@@ -151,8 +159,8 @@ func TestBucketProps(t *testing.T) {
 				expect(t, s.get(t, f.props(b)), 200, &before)
 			}
 			// Hooks come back as given.
-			r := s.get(t, "/buckets/rt/props")
-			for _, want := range []string{`"precommit":[{"mod":"m","fun":"f"}]`, `"postcommit":[{"name":"Js.fun"}]`, `"young_vclock":"any"`, `"allow_mult":true`} {
+			r = s.get(t, "/buckets/rt/props")
+			for _, want := range []string{`"chash_keyfun":{"mod":"riak_core_util","fun":"chash_bucketonly_keyfun"}`, `"postcommit":[]`, `"young_vclock":"any"`, `"allow_mult":true`} {
 				if !bytes.Contains(r.Body, []byte(want)) {
 					t.Errorf("props lack %s: %s", want, r.Body)
 				}
