@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/cairnkv/cairn/core/server"
+	"github.com/cairnkv/cairn/plugins/wasmhost"
 )
 
 const benchBucket = "bench"
@@ -46,6 +47,8 @@ type bench struct {
 	burst  *burstResult
 	notes  []string
 	putDW0 *phaseResult
+	// host is the server's WebAssembly host (for the hook phase's pool figures).
+	host *wasmhost.Host
 }
 
 // phaseResult is one measured phase.
@@ -123,6 +126,12 @@ func newBench(o options, out, log io.Writer) (*bench, error) {
 	cfg.CacheSize = b.o.CacheSize
 	cfg.ObjectCacheSize = b.o.ObjectCacheSize
 	logger := slog.New(slog.NewTextHandler(log, &slog.HandlerOptions{Level: slog.LevelError}))
+	ext, host, err := benchExtensions(context.Background(), dir)
+	if err != nil {
+		_ = b.close()
+		return nil, err
+	}
+	cfg.Extensions, b.host = ext, host
 	srv, err := server.New(cfg, "bench", logger)
 	if err != nil {
 		_ = b.close()
@@ -191,7 +200,7 @@ func (b *bench) run(ctx context.Context) error {
 		name string
 		fn   func(context.Context) error
 	}{
-		{"get", b.phaseGet}, {"put", b.phasePut}, {"sync", b.phaseSync}, {"burst", b.phaseBurst},
+		{"get", b.phaseGet}, {"put", b.phasePut}, {"sync", b.phaseSync}, {"burst", b.phaseBurst}, {"hook", b.phaseHook},
 	}
 	for _, s := range steps {
 		if !b.o.Phases[s.name] {

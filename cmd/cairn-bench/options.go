@@ -32,13 +32,15 @@ type options struct {
 	// ObjectCacheSize is the server's object cache in bytes (0: default, negative: none).
 	ObjectCacheSize int64
 	Phases          map[string]bool
-	SettleMax       time.Duration
-	Slices          int
+	// HookModule and HookFunction are the precommit of the hook phase.
+	HookModule, HookFunction string
+	SettleMax                time.Duration
+	Slices                   int
 }
 
 var errHelp = errors.New("help requested")
 
-var allPhases = []string{"get", "put", "sync", "burst"}
+var allPhases = []string{"get", "put", "sync", "burst", "hook"}
 
 func parseFlags(args []string, stderr io.Writer) (options, error) {
 	var o options
@@ -62,6 +64,8 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.Int64Var(&o.ObjectCacheSize, "object-cache-size", 0, "Cairn's object cache in bytes (0: the server's default, negative: none)")
 	fs.StringVar(&o.CPUProfile, "cpuprofile", "", "write a CPU profile of each measured phase to PREFIX.PHASE.pprof")
 	phases := fs.String("phases", strings.Join(allPhases, ","), "phases to run, a comma-separated subset of "+strings.Join(allPhases, ","))
+	fs.StringVar(&o.HookModule, "hook-module", "wasm-examples/rust/json-schema-precommit/json-schema-precommit.wasm", "WebAssembly precommit of the hook phase (values are JSON documents its schema accepts)")
+	fs.StringVar(&o.HookFunction, "hook-function", "validate", "the hook phase's precommit function")
 	fs.IntVar(&o.Slices, "slices", 5, "measure each compared pair in this many alternating slices (1: one after the other)")
 	fs.DurationVar(&o.SettleMax, "settle-max", 60*time.Second, "longest wait for LevelDB compactions to finish before a phase")
 	if err := fs.Parse(args); err != nil {

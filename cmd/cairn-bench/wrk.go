@@ -196,10 +196,11 @@ func wrkScript(w workload) string {
 	body := "nil"
 	if w.Method == "PUT" {
 		b.WriteString("wrk.headers[\"Content-Type\"] = \"application/octet-stream\"\n")
-		// The bodies are printable ASCII without quotes or backslashes.
+		// The bodies are printable ASCII (random text or JSON documents): quoting
+		// backslashes and double quotes makes them Lua string literals.
 		b.WriteString("local bodies = {\n")
 		for _, v := range w.Bodies {
-			fmt.Fprintf(&b, "  \"%s\",\n", v)
+			fmt.Fprintf(&b, "  \"%s\",\n", luaQuote.Replace(string(v)))
 		}
 		b.WriteString("}\n")
 		body = "bodies[math.random(1, #bodies)]"
@@ -231,6 +232,9 @@ end
 	}
 	return b.String()
 }
+
+// luaQuote escapes printable ASCII for a double-quoted Lua string.
+var luaQuote = strings.NewReplacer(`\`, `\\`, `"`, `\"`)
 
 // findWrk returns the path of wrk, or "" when it is not installed.
 func findWrk() string {

@@ -150,8 +150,17 @@ func matchOutput(expect, got []string) bool {
 
 const docMarker = "@@cairn-docs-example@@"
 
+// docEnv is what an example's shell knows of the server it runs against: the address
+// (CAIRN_URL), the data directory (CAIRN_DATA_DIR) and the admin credential
+// (CAIRN_ADMIN_KEY_ID, CAIRN_ADMIN_KEY_SECRET), as a user's shell next to `make run` has
+// them in ./data; and the directory the commands run in.
+type docEnv struct {
+	addr, dataDir, keyID, keySecret, dir string
+}
+
 // runConsoleBlock runs a block's commands in one shell and returns each command's output.
-func runConsoleBlock(ctx context.Context, b docBlock, addr, binDir string) ([]string, error) {
+func runConsoleBlock(ctx context.Context, b docBlock, de docEnv, binDir string) ([]string, error) {
+	addr := de.addr
 	var script strings.Builder
 	for i, c := range b.commands {
 		fmt.Fprintf(&script, "printf '\\n%s %d\\n'\n%s\n", docMarker, i, replaceAddr(c.cmd, addr))
@@ -164,7 +173,12 @@ func runConsoleBlock(ctx context.Context, b docBlock, addr, binDir string) ([]st
 			env[i] = "PATH=" + binDir + string(os.PathListSeparator) + strings.TrimPrefix(kv, "PATH=")
 		}
 	}
+	if de.dataDir != "" {
+		env = append(env, "CAIRN_URL=http://"+addr, "CAIRN_DATA_DIR="+de.dataDir,
+			"CAIRN_ADMIN_KEY_ID="+de.keyID, "CAIRN_ADMIN_KEY_SECRET="+de.keySecret)
+	}
 	cmd.Env = env
+	cmd.Dir = de.dir
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	err := cmd.Run()
@@ -208,9 +222,12 @@ func checkDocFile(t *testing.T, path string) {
 		t.Skipf("%s has no console examples", path)
 	}
 	s := startServer(t)
+	id, secret := adminCred(t, s)
+	dir, _ := filepath.Abs(filepath.Dir(path))
+	de := docEnv{addr: s.Addr, dataDir: s.DataDir, keyID: id, keySecret: secret, dir: dir}
 	for _, b := range blocks {
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		outs, err := runConsoleBlock(ctx, b, s.Addr, filepath.Dir(cairnBin))
+		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+		outs, err := runConsoleBlock(ctx, b, de, filepath.Dir(cairnBin))
 		cancel()
 		if err != nil {
 			t.Errorf("%s:%d: %v", path, b.line, err)
@@ -238,6 +255,10 @@ func TestDocsExamples(t *testing.T) {
 	root := filepath.Join("..", "..")
 	files, _ := filepath.Glob(filepath.Join(root, "docs", "*.md"))
 	files = append([]string{filepath.Join(root, "README.md")}, files...)
+	for _, pattern := range []string{"wasm-examples/*/*/README.md", "sdk/*/README.md"} {
+		more, _ := filepath.Glob(filepath.Join(root, pattern))
+		files = append(files, more...)
+	}
 	for _, f := range files {
 		if _, err := os.Stat(f); err != nil {
 			continue

@@ -3,6 +3,7 @@
 //	cairn [serve] [flags]   run the server (the default command)
 //	cairn bucket-type ...   create or show bucket types (on a stopped server's data dir)
 //	cairn check             verify a stopped server's store
+//	cairn module ...        manage a running server's WebAssembly modules
 //	cairn version           print the version
 //
 // Settings come from the embedded defaults, then an optional JSON config file
@@ -38,6 +39,10 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return bucketType(ctx, args, getenv, stdout, stderr)
 	case "check":
 		return check(args, getenv, stdout, stderr)
+	case "module":
+		return moduleCmd(ctx, args, getenv, stdout, stderr)
+	case "hook":
+		return hookCmd(ctx, args, stdout, stderr)
 	case "version":
 		fmt.Fprintf(stdout, "cairn %s\n", version())
 		return 0
@@ -59,6 +64,9 @@ func usage(w io.Writer) {
   cairn bucket-type show NAME [--data-dir DIR]
   cairn check [--data-dir DIR]
                           verify a stopped server's store (objects, index postings, reaps)
+  cairn module put NAME FILE.wasm | list | get NAME [-o FILE] | rm NAME [--url URL]
+                          manage a running server's WebAssembly modules (admin key)
+  cairn hook call FILE.wasm FUNCTION [--point P] < INPUT.json   run a WebAssembly hook locally
   cairn version           print the version
 `)
 }

@@ -20,6 +20,12 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		return 2
 	}
 	log := newLogger(cfg, stderr)
+	ext, err := extensions(ctx, cfg, log)
+	if err != nil {
+		fmt.Fprintf(stderr, "cairn: %v\n", err)
+		return 1
+	}
+	cfg.Extensions = ext
 	srv, err := server.New(cfg, version(), log)
 	if err != nil {
 		if errors.Is(err, server.ErrDataDirLocked) {

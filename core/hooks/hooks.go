@@ -66,8 +66,8 @@ type Postcommit interface {
 	Postcommit(ctx context.Context, op Op, obj *core.Object) error
 }
 
-// KeyFun computes the placement hash of a key: 1 to 20 bytes, read as a big-endian
-// integer left-padded to 160 bits.
+// KeyFun computes the placement hash of a key: 1 to 20 bytes, the high-order bytes of
+// a 160-bit big-endian ring position (zero bytes pad a shorter hash on the right).
 type KeyFun interface {
 	KeyHash(ctx context.Context, typ, bucket, key string) ([]byte, error)
 }

@@ -39,6 +39,9 @@ type Config struct {
 	// bytes (0 = automatic: a sixteenth of the memory available, between 64 MiB and
 	// 4 GiB; negative = none).
 	ObjectCacheSize int64 `json:"object-cache-size"`
+	// WASMMemoryPages caps the memory of each WebAssembly instance, in 64 KiB pages
+	// (0: the ABI default, 256 pages = 16 MiB).
+	WASMMemoryPages int `json:"wasm-memory-pages"`
 	// ModulesDir, if set, is a directory of *.wasm files registered at start under their
 	// file names (without .wasm), replacing stored modules of the same name.
 	ModulesDir string `json:"modules-dir"`
@@ -93,6 +96,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("max-object-size must be positive")
 	case c.DeleteReapDelay <= 0:
 		return fmt.Errorf("delete-reap-delay must be positive")
+	case c.WASMMemoryPages < 0 || c.WASMMemoryPages > 65536:
+		return fmt.Errorf("wasm-memory-pages must be between 0 and 65536")
 	case (c.AdminKeyID == "") != (c.AdminKeySecret == ""):
 		return fmt.Errorf("admin-key-id and admin-key-secret must be set together")
 	}

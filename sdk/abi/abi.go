@@ -19,8 +19,9 @@
 //	log    (level: i32, ptr: i32, len: i32) -> ()   a line for the server log (capped per call)
 //
 // plus any function of wasi_snapshot_preview1 (no files, no environment, no arguments;
-// stdout and stderr go to the server log). Modules used as chash_keyfun get no clock and
-// no random source: their clock and random imports fail, so placement stays deterministic.
+// stdout and stderr go to the server log). Instances serving chash_keyfun get no clock and
+// no random source: both clocks read zero and random_get fails (EIO), so placement stays
+// deterministic.
 // Any other import is refused when the module is registered.
 //
 // # A call
@@ -102,8 +103,9 @@ const (
 	MaxLogBytesPerCall = 64 << 10
 	// DefaultMemoryPages is the default memory cap of an instance, in 64 KiB pages (16 MiB).
 	DefaultMemoryPages = 256
-	// KeyHashMaxBytes is the longest chash_keyfun result: 20 bytes, read as a big-endian
-	// integer left-padded to 160 bits.
+	// KeyHashMaxBytes is the longest chash_keyfun result: 20 bytes. A result is the
+	// high-order end of a 160-bit big-endian ring position: zero bytes pad a shorter one
+	// on the right, so an 8-byte hash spreads keys over the whole ring.
 	KeyHashMaxBytes = 20
 )
 

@@ -1,0 +1,128 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+
+	"github.com/cairnkv/cairn/core/hooks"
+	"github.com/cairnkv/cairn/core/server"
+	"github.com/cairnkv/cairn/plugins/native"
+	"github.com/cairnkv/cairn/plugins/wasmhost"
+)
+
+// hookBucket is the bucket whose PUTs run the WebAssembly precommit.
+const hookBucket = "bench_hook"
+
+// benchExtensions gives the benchmarked server the runtimes cmd/cairn gives it.
+func benchExtensions(ctx context.Context, dataDir string) (*server.Extensions, *wasmhost.Host, error) {
+	host, err := wasmhost.New(ctx, wasmhost.Config{CacheDir: filepath.Join(dataDir, "wasm-cache")})
+	if err != nil {
+		return nil, nil, err
+	}
+	return &server.Extensions{Providers: []hooks.Provider{native.New(), host}, Loader: host, Close: host.Close}, host, nil
+}
+
+// userValues returns count JSON documents of about n bytes that satisfy the schema of
+// the json-schema-precommit example (name, email, age, role, short tags).
+func userValues(count, n int) [][]byte {
+	vs := make([][]byte, count)
+	for i := range vs {
+		var b bytes.Buffer
+		fmt.Fprintf(&b, `{"name":"user-%06d","email":"user%d@example.com","age":%d,"role":"member","tags":[`, i, i, 20+i%60)
+		for t := 0; b.Len() < n-20; t++ {
+			if t > 0 {
+				b.WriteByte(',')
+			}
+			fmt.Fprintf(&b, `"tag-%d-%d"`, i%97, t)
+		}
+		b.WriteString("]}")
+		vs[i] = b.Bytes()
+	}
+	return vs
+}
+
+// adminRequest sends an admin API request with the server's credential.
+func (b *bench) adminRequest(method, path string, body []byte) error {
+	raw, err := os.ReadFile(filepath.Join(b.srv.Config().DataDir, server.AdminCredentialsFile))
+	if err != nil {
+		return err
+	}
+	var cred server.Credential
+	if err := json.Unmarshal(raw, &cred); err != nil {
+		return err
+	}
+	req, err := http.NewRequest(method, "http://"+b.cairnAddr+path, bytes.NewReader(body))
+	if err != nil {
+		return err
+	}
+	req.SetBasicAuth(cred.KeyID, cred.KeySecret)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return err
+	}
+	msg, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode/100 != 2 {
+		return fmt.Errorf("%s %s: %s: %s", method, path, resp.Status, bytes.TrimSpace(msg))
+	}
+	return nil
+}
+
+// phaseHook: PUT (dw=0) of JSON documents into a bucket whose precommit is the Rust
+// JSON-schema validator, against the same PUTs into a bucket without hooks; then the
+// instance pool's size after 64 concurrent writers.
+func (b *bench) phaseHook(ctx context.Context) error {
+	code, err := os.ReadFile(b.o.HookModule)
+	if err != nil {
+		return fmt.Errorf("--hook-module: %w", err)
+	}
+	if err := b.adminRequest(http.MethodPut, "/admin/modules/bench_schema", code); err != nil {
+		return err
+	}
+	props := `{"props":{"precommit":[{"mod":"bench_schema","fun":"` + b.o.HookFunction + `"}]}}`
+	if err := b.adminRequest(http.MethodPut, "/buckets/"+hookBucket+"/props", []byte(props)); err != nil {
+		return err
+	}
+	values := userValues(putBodies, b.o.ValueSize)
+	plain := workload{Method: http.MethodPut, Bucket: benchBucket, KeyPrefix: "h", DW: 0, Bodies: values}
+	hooked := plain
+	hooked.Bucket = hookBucket
+	without, with, err := b.measurePair(ctx,
+		side{name: "put-nohook", server: "cairn", addr: b.cairnAddr, w: plain, conns: b.o.Conns},
+		side{name: "put-wasm-precommit", server: "cairn", addr: b.cairnAddr, w: hooked, conns: b.o.Conns})
+	if err != nil {
+		return err
+	}
+	b.ratio("PUT with WASM precommit / without", with, without, 0.85)
+	if with.Errors > 0 {
+		return fmt.Errorf("the precommit refused %d of the benchmark's PUTs", with.Errors)
+	}
+	for _, m := range b.host.Stats().Modules {
+		if m.Name != "bench_schema" {
+			continue
+		}
+		pool := 2 * runtime.GOMAXPROCS(0)
+		verdict := "bounded"
+		if m.MaxLive > int64(pool) {
+			verdict = "UNBOUNDED: above the pool size"
+		}
+		fails := make([]string, 0, len(m.Failures))
+		for k, n := range m.Failures {
+			fails = append(fails, k.String()+"="+strconv.FormatInt(n, 10))
+		}
+		b.notes = append(b.notes, fmt.Sprintf("instance pool of the precommit module under %d writers: %d calls, %d instances created, "+
+			"at most %d alive at once (pool size %d: %s), failures [%s]",
+			b.o.Conns, m.Calls, m.Created, m.MaxLive, pool, verdict, strings.Join(fails, " ")))
+	}
+	return nil
+}

@@ -1,0 +1,7 @@
+;; badimportsig.wat: refused, cairn.output imported with the wrong signature.
+(module
+  (import "cairn" "output" (func (param i32)))
+  (memory (export "memory") 1)
+  (func (export "cairn_abi_v1"))
+  (func (export "cairn_alloc") (param i32) (result i32) (i32.const 1024))
+  (func (export "run") (param i32 i32) (result i32) (i32.const 0)))

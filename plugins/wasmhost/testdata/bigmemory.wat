@@ -1,0 +1,6 @@
+;; bigmemory.wat: refused, it needs 300 pages, over the default cap of 256.
+(module
+  (memory (export "memory") 300)
+  (func (export "cairn_abi_v1"))
+  (func (export "cairn_alloc") (param i32) (result i32) (i32.const 1024))
+  (func (export "run") (param i32 i32) (result i32) (i32.const 0)))

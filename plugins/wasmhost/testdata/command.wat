@@ -1,0 +1,7 @@
+;; command.wat: refused, it is a command (exports _start).
+(module
+  (memory (export "memory") 1)
+  (func (export "_start"))
+  (func (export "cairn_abi_v1"))
+  (func (export "cairn_alloc") (param i32) (result i32) (i32.const 1024))
+  (func (export "run") (param i32 i32) (result i32) (i32.const 0)))

@@ -1,0 +1,7 @@
+;; globalimport.wat: refused, it imports a global.
+(module
+  (import "env" "g" (global i32))
+  (memory (export "memory") 1)
+  (func (export "cairn_abi_v1"))
+  (func (export "cairn_alloc") (param i32) (result i32) (i32.const 1024))
+  (func (export "run") (param i32 i32) (result i32) (i32.const 0)))

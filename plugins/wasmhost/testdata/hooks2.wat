@@ -1,0 +1,26 @@
+;; hooks2.wat: a second version of hooks.wat's "spin" and "version" (answers "v2"),
+;; for the replacement tests. Build: wat2wasm hooks2.wat -o hooks2.wasm
+(module
+  (import "cairn" "output" (func $output (param i32 i32)))
+  (memory (export "memory") 2)
+  (data (i32.const 224) "v2")
+  (func (export "cairn_abi_v1"))
+  (func (export "cairn_alloc") (param $n i32) (result i32)
+    (local $pages i32)
+    (local.set $pages (i32.shr_u (i32.add (local.get $n) (i32.const 131071)) (i32.const 16)))
+    (if (i32.gt_u (local.get $pages) (memory.size))
+      (then (drop (memory.grow (i32.sub (local.get $pages) (memory.size))))))
+    (i32.const 65536))
+  (func (export "accept") (param i32 i32) (result i32) (i32.const 0))
+  (func (export "spin") (param i32 i32) (result i32)
+    (local $i i32)
+    (local.set $i (i32.const 20000))
+    (loop $again
+      (local.set $i (i32.sub (local.get $i) (i32.const 1)))
+      (br_if $again (i32.gt_s (local.get $i) (i32.const 0))))
+    (call $output (i32.const 224) (i32.const 2))
+    (i32.const 0))
+  (func (export "version") (param i32 i32) (result i32)
+    (call $output (i32.const 224) (i32.const 2))
+    (i32.const 0))
+)

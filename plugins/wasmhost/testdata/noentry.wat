@@ -1,0 +1,6 @@
+;; noentry.wat: refused, it has no entry point.
+(module
+  (memory (export "memory") 1)
+  (func (export "cairn_abi_v1"))
+  (func (export "cairn_alloc") (param i32) (result i32) (i32.const 1024))
+  (func (export "run") (param i32) (result i32) (i32.const 0)))

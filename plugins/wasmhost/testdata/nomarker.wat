@@ -1,0 +1,5 @@
+;; nomarker.wat: refused, it lacks the cairn_abi_v1 marker.
+(module
+  (memory (export "memory") 1)
+  (func (export "cairn_alloc") (param i32) (result i32) (i32.const 1024))
+  (func (export "run") (param i32 i32) (result i32) (i32.const 0)))
