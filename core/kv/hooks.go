@@ -44,8 +44,6 @@ type postcommitPool struct {
 	wg   sync.WaitGroup
 	// dropped counts jobs refused because the queue was full.
 	dropped atomic.Int64
-	// failed counts hook calls that failed (including dropped jobs' hooks).
-	failed atomic.Int64
 }
 
 func (s *Service) startPostcommit() {
@@ -119,7 +117,6 @@ func (s *Service) runPostcommit(job postcommitJob) {
 }
 
 func (s *Service) postcommitFailed() {
-	s.post.failed.Add(1)
 	if o, ok := s.cfg.Observer.(HookObserver); ok {
 		o.IncPostcommitFail()
 	}
@@ -131,13 +128,13 @@ func (s *Service) precommitFailed() {
 	}
 }
 
-// HookStats returns the postcommit pool's counters: failed hook calls and jobs dropped
-// because the queue was full.
-func (s *Service) HookStats() (postcommitFailed, postcommitDropped int64) {
+// PostcommitDropped returns how many writes had their postcommit hooks skipped because
+// the queue was full.
+func (s *Service) PostcommitDropped() int64 {
 	if s.post == nil {
-		return 0, 0
+		return 0
 	}
-	return s.post.failed.Load(), s.post.dropped.Load()
+	return s.post.dropped.Load()
 }
 
 func hookName(spec core.HookSpec) string {

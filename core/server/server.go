@@ -100,8 +100,7 @@ func New(cfg Config, version string, log *slog.Logger) (*Server, error) {
 		}
 	}
 	st.AddSource(func() map[string]any {
-		_, dropped := svc.HookStats()
-		return map[string]any{"object_cache_bytes": svc.CacheBytes(), "postcommit_dropped_total": dropped}
+		return map[string]any{"object_cache_bytes": svc.CacheBytes(), "postcommit_dropped_total": svc.PostcommitDropped()}
 	})
 	if ext != nil && ext.Stats != nil {
 		st.AddSource(ext.Stats)
