@@ -22,6 +22,7 @@ import (
 	"fmt"
 	"log/slog"
 	"maps"
+	"math"
 	"runtime"
 	"slices"
 	"sync"
@@ -57,6 +58,12 @@ type Config struct {
 	InitTimeout time.Duration
 	// RecycleAfter replaces an instance after that many calls; 0 never does.
 	RecycleAfter int
+	// StackBytes bounds the call stack of every call: modules are rewritten before
+	// they are compiled (see package instrument) so that a guest traps once its frames
+	// could take more than about that many bytes of host stack. 0 means
+	// DefaultStackBytes, a negative value disables the rewrite (wazero's own ceiling of
+	// about 50 MB then applies), and at most math.MaxInt32.
+	StackBytes int
 	// Dialect names the metadata prefix of the object JSON: "store" (default) or "riak".
 	Dialect string
 	// Logger receives the guests' log lines and stdout/stderr, with "module" and
@@ -64,6 +71,9 @@ type Config struct {
 	// slog.Default()).
 	Logger *slog.Logger
 }
+
+// DefaultStackBytes is the default of Config.StackBytes: 4 MiB of estimated call stack.
+const DefaultStackBytes = 4 << 20
 
 // Host runs WebAssembly extension modules. It is safe for concurrent use.
 type Host struct {
@@ -112,6 +122,12 @@ func New(ctx context.Context, cfg Config) (*Host, error) {
 	}
 	if cfg.PoolSize == 0 {
 		cfg.PoolSize = 2 * runtime.GOMAXPROCS(0)
+	}
+	if cfg.StackBytes == 0 {
+		cfg.StackBytes = DefaultStackBytes
+	}
+	if cfg.StackBytes > math.MaxInt32 {
+		return nil, fmt.Errorf("wasmhost: stack limit of %d bytes is over the %d a 32-bit counter allows", cfg.StackBytes, math.MaxInt32)
 	}
 	if cfg.PoolWait == 0 {
 		cfg.PoolWait = time.Second

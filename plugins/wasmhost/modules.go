@@ -14,6 +14,7 @@ import (
 	"github.com/tetratelabs/wazero/api"
 
 	"github.com/cairnkv/cairn/core/hooks"
+	"github.com/cairnkv/cairn/plugins/wasmhost/instrument"
 	"github.com/cairnkv/cairn/sdk/abi"
 )
 
@@ -126,7 +127,17 @@ func (h *Host) acquireCompiled(ctx context.Context, wasm []byte) (*compiled, err
 		c.refs++
 		return c, nil
 	}
-	cm, err := h.rt.CompileModule(ctx, wasm)
+	// The compiled code is that of the rewritten module (see Config.StackBytes); the
+	// module keeps the identity (sha, size) of the bytes it was given.
+	code := wasm
+	if h.cfg.StackBytes > 0 {
+		var err error
+		code, err = instrument.Rewrite(wasm, instrument.Options{MaxBytes: h.cfg.StackBytes, ExportName: instrument.DefaultExportName})
+		if err != nil {
+			return nil, invalid("it does not compile: %v", err)
+		}
+	}
+	cm, err := h.rt.CompileModule(ctx, code)
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, fmt.Errorf("wasmhost: compile: %w", err)
