@@ -634,6 +634,11 @@ func (b *bench) phaseSync(ctx context.Context) error {
 		return err
 	}
 	b.ratio(fmt.Sprintf("PUT dw=1 c%d/c1", b.o.Conns), many, one, 10)
+	if b.o.SimFsync > 0 {
+		if err := b.phaseSyncSlowDisk(ctx); err != nil {
+			return err
+		}
+	}
 	if b.putDW0 != nil {
 		// Not a target: how close synced writes come to unsynced ones (1 = fsync is free).
 		b.info("PUT dw=1/dw=0 at the same concurrency", many, *b.putDW0)
@@ -646,6 +651,43 @@ func (b *bench) phaseSync(ctx context.Context) error {
 				need, fmtMS(one.P50ms), b.putDW0.RPS, b.putDW0.Name))
 		}
 	}
+	return nil
+}
+
+// phaseSyncSlowDisk repeats the dw=1 comparison on a second Cairn whose storage waits
+// --sim-fsync before every sync, as a disk with that fsync latency would: one writer is
+// then bound by the fsync, and the ratio shows what group commit gives.
+func (b *bench) phaseSyncSlowDisk(ctx context.Context) error {
+	dir, err := os.MkdirTemp("", "cairn-bench-slowdisk-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	cfg := server.DefaultConfig()
+	cfg.DataDir, cfg.KVListen, cfg.LogLevel = dir, "127.0.0.1:0", "error"
+	cfg.SyncLatency = b.o.SimFsync
+	srv, err := server.New(cfg, "bench", slog.New(slog.NewTextHandler(b.log, &slog.HandlerOptions{Level: slog.LevelError})))
+	if err != nil {
+		return err
+	}
+	defer srv.Close()
+	if err := srv.Start(); err != nil {
+		return err
+	}
+	if b.wrk != nil {
+		defer func(d string) { b.wrk.Dir = d }(b.wrk.Dir)
+		b.wrk.Dir = dir
+	}
+	addr := srv.KVAddr().String()
+	w := b.putNew("s", 1)
+	tag := "sim" + b.o.SimFsync.String()
+	one, many, err := b.measurePair(ctx,
+		side{name: "put-dw1-c1-" + tag, server: "cairn", addr: addr, w: w, conns: 1},
+		side{name: fmt.Sprintf("put-dw1-c%d-%s", b.o.Conns, tag), server: "cairn", addr: addr, w: w, conns: b.o.Conns})
+	if err != nil {
+		return err
+	}
+	b.ratio(fmt.Sprintf("PUT dw=1 c%d/c1, fsync %v (simulated)", b.o.Conns, b.o.SimFsync), many, one, 10)
 	return nil
 }
 

@@ -25,7 +25,7 @@ func TestRunTiny(t *testing.T) {
 	}
 	out := stdout.String()
 	for _, want := range []string{"GOMAXPROCS=", "nproc=", "loadgen: builtin", "share this machine", "get-cairn",
-		"put-dw0-cairn", "put-dw1-c4", "get-during-burst", "get-after-burst", "put-wasm-precommit", "instance pool of the precommit module", "targets met:"} {
+		"put-dw0-cairn", "put-dw1-c4", "put-dw1-c4-sim2ms", "get-during-burst", "get-after-burst", "put-wasm-precommit", "instance pool of the precommit module", "targets met:"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}
@@ -39,7 +39,7 @@ func TestRunTiny(t *testing.T) {
 	if err != nil || strings.TrimSpace(string(file)) != lines[len(lines)-1] {
 		t.Fatalf("--json file: %v %q", err, file)
 	}
-	if len(res.Phases) != 11 || len(res.Ratios) != 7 || res.Burst == nil || res.Burst.Requests != 300 || res.Slices != 3 {
+	if len(res.Phases) != 13 || len(res.Ratios) != 8 || res.Burst == nil || res.Burst.Requests != 300 || res.Slices != 3 {
 		t.Fatalf("result: %+v", res)
 	}
 	for _, p := range res.Phases {

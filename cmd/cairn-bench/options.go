@@ -32,6 +32,9 @@ type options struct {
 	// ObjectCacheSize is the server's object cache in bytes (0: default, negative: none).
 	ObjectCacheSize int64
 	Phases          map[string]bool
+	// SimFsync, if positive, adds a run of the sync phase on a disk whose fsync takes
+	// that long (simulated in the storage layer).
+	SimFsync time.Duration
 	// HookModule and HookFunction are the precommit of the hook phase.
 	HookModule, HookFunction string
 	SettleMax                time.Duration
@@ -64,6 +67,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.Int64Var(&o.ObjectCacheSize, "object-cache-size", 0, "Cairn's object cache in bytes (0: the server's default, negative: none)")
 	fs.StringVar(&o.CPUProfile, "cpuprofile", "", "write a CPU profile of each measured phase to PREFIX.PHASE.pprof")
 	phases := fs.String("phases", strings.Join(allPhases, ","), "phases to run, a comma-separated subset of "+strings.Join(allPhases, ","))
+	fs.DurationVar(&o.SimFsync, "sim-fsync", 2*time.Millisecond, "also run the sync phase on a simulated disk whose fsync takes this long (0: skip)")
 	fs.StringVar(&o.HookModule, "hook-module", "wasm-examples/rust/json-schema-precommit/json-schema-precommit.wasm", "WebAssembly precommit of the hook phase (values are JSON documents its schema accepts)")
 	fs.StringVar(&o.HookFunction, "hook-function", "validate", "the hook phase's precommit function")
 	fs.IntVar(&o.Slices, "slices", 5, "measure each compared pair in this many alternating slices (1: one after the other)")

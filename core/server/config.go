@@ -50,6 +50,10 @@ type Config struct {
 	AdminKeyID     string `json:"admin-key-id"`
 	AdminKeySecret string `json:"admin-key-secret"`
 
+	// SyncLatency simulates a slower disk: every storage sync waits this long first. For
+	// benchmarks only (no flag).
+	SyncLatency time.Duration `json:"-"`
+
 	// Extensions are the extension runtimes (injected by cmd/cairn; core never imports
 	// plugins). Nil: hooks are stored and shape-checked but not run.
 	Extensions *Extensions `json:"-"`

@@ -62,7 +62,7 @@ func New(cfg Config, version string, log *slog.Logger) (*Server, error) {
 		return nil, fmt.Errorf("server: data dir: %w", err)
 	}
 	cfg.DataDir = dir
-	db, err := storage.Open(filepath.Join(dir, "leveldb"), storage.Options{BlockCacheSize: cfg.CacheSize})
+	db, err := storage.Open(filepath.Join(dir, "leveldb"), storage.Options{BlockCacheSize: cfg.CacheSize, SyncLatency: cfg.SyncLatency})
 	if err != nil {
 		return nil, fmt.Errorf("server: %w", err)
 	}

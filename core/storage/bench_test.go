@@ -169,7 +169,7 @@ func BenchmarkGetDuringWriteBurst(b *testing.B) {
 
 func getDuringWriteBurst(b *testing.B, lo *opt.Options) {
 	lo.NoSync = true // the burst is not about fsync
-	db, err := open(b.TempDir(), lo, false)
+	db, err := open(b.TempDir(), lo, false, 0)
 	if err != nil {
 		b.Fatal(err)
 	}

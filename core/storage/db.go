@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"sync"
 	"syscall"
+	"time"
 
 	"github.com/syndtr/goleveldb/leveldb"
 	lerrors "github.com/syndtr/goleveldb/leveldb/errors"
@@ -25,6 +26,9 @@ var schemaKey = KeyString(TagMeta, "schema")
 type DB struct {
 	ldb *leveldb.DB
 	dir string
+	// stor is the storage opened for the DB when it was not goleveldb's own (see
+	// Options.SyncLatency); Close closes it after the DB.
+	stor lstorage.Storage
 
 	closeOnce sync.Once
 	closeErr  error
@@ -36,29 +40,43 @@ type DB struct {
 // is stamped with SchemaVersion; an existing one must not carry a newer version
 // (ErrSchemaTooNew). Corruption is reported as ErrCorrupted (see Recover).
 func Open(dir string, opts Options) (*DB, error) {
-	return open(dir, opts.leveldbOptions(), false)
+	return open(dir, opts.leveldbOptions(), false, opts.SyncLatency)
 }
 
 // Recover opens dir like Open but first rebuilds the manifest from the table files
 // present, for a directory that Open reports as ErrCorrupted. Data in damaged tables
 // may be lost.
 func Recover(dir string, opts Options) (*DB, error) {
-	return open(dir, opts.leveldbOptions(), true)
+	return open(dir, opts.leveldbOptions(), true, opts.SyncLatency)
 }
 
-func open(dir string, lo *opt.Options, recover bool) (*DB, error) {
+func open(dir string, lo *opt.Options, recover bool, syncLatency time.Duration) (*DB, error) {
 	if !lo.ReadOnly {
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			return nil, fmt.Errorf("storage: open: %w", err)
 		}
 	}
 	var (
-		ldb *leveldb.DB
-		err error
+		ldb  *leveldb.DB
+		err  error
+		stor lstorage.Storage
 	)
-	if recover {
+	switch {
+	case syncLatency > 0:
+		if stor, err = lstorage.OpenFile(dir, lo.ReadOnly); err == nil {
+			slow := slowSyncStorage{Storage: stor, delay: syncLatency}
+			if recover {
+				ldb, err = leveldb.Recover(slow, lo)
+			} else {
+				ldb, err = leveldb.Open(slow, lo)
+			}
+			if err != nil {
+				_ = stor.Close()
+			}
+		}
+	case recover:
 		ldb, err = leveldb.RecoverFile(dir, lo)
-	} else {
+	default:
 		ldb, err = leveldb.OpenFile(dir, lo)
 	}
 	if err != nil {
@@ -70,9 +88,9 @@ func open(dir string, lo *opt.Options, recover bool) (*DB, error) {
 		}
 		return nil, fmt.Errorf("storage: open %q: %w", dir, err)
 	}
-	db := &DB{ldb: ldb, dir: dir}
+	db := &DB{ldb: ldb, dir: dir, stor: stor}
 	if err := db.checkSchema(lo.ReadOnly); err != nil {
-		_ = ldb.Close()
+		_ = db.Close()
 		return nil, err
 	}
 	return db, nil
@@ -220,6 +238,11 @@ func (db *DB) Close() error {
 	db.closeOnce.Do(func() {
 		if err := db.ldb.Close(); err != nil {
 			db.closeErr = wrap("close", err)
+		}
+		if db.stor != nil {
+			if err := db.stor.Close(); err != nil && db.closeErr == nil {
+				db.closeErr = wrap("close", err)
+			}
 		}
 	})
 	return db.closeErr

@@ -13,6 +13,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 )
 
 // openTest opens a fresh DB in a temporary directory with fsync disabled and closes it
@@ -740,4 +741,32 @@ func TestCorruptedAndRecover(t *testing.T) {
 		}
 	}
 	checkInvariants(t, db)
+}
+
+// TestSyncLatency: with a simulated sync latency a synced write takes at least that
+// long, an unsynced one does not wait, and the directory lock is released on Close.
+func TestSyncLatency(t *testing.T) {
+	dir := t.TempDir()
+	db, err := Open(dir, Options{SyncLatency: 20 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	if err := db.Put([]byte("k"), []byte("v"), true); err != nil {
+		t.Fatal(err)
+	}
+	if d := time.Since(start); d < 20*time.Millisecond {
+		t.Errorf("a synced write took %v, less than the simulated sync latency", d)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	db, err = Open(dir, Options{})
+	if err != nil {
+		t.Fatalf("reopening after Close: %v", err)
+	}
+	defer db.Close()
+	if v, err := db.Get([]byte("k")); err != nil || string(v) != "v" {
+		t.Fatalf("after reopening: %q, %v", v, err)
+	}
 }

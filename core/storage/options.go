@@ -1,6 +1,8 @@
 package storage
 
 import (
+	"time"
+
 	"github.com/syndtr/goleveldb/leveldb/filter"
 	"github.com/syndtr/goleveldb/leveldb/opt"
 )
@@ -70,6 +72,10 @@ type Options struct {
 	// ReadOnly opens the directory read-only (shared lock; writes fail). Open does not
 	// write the schema version in this mode.
 	ReadOnly bool
+
+	// SyncLatency, if positive, delays every file sync by that long, simulating a disk
+	// whose fsync is slower than this machine's. For benchmarks only.
+	SyncLatency time.Duration
 }
 
 // def returns v if it is non-zero and d otherwise.
