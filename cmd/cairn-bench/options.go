@@ -35,8 +35,9 @@ type options struct {
 	// SimFsync, if positive, adds a run of the sync phase on a disk whose fsync takes
 	// that long (simulated in the storage layer).
 	SimFsync time.Duration
-	// HookModule and HookFunction are the precommit of the hook phase.
-	HookModule, HookFunction string
+	// HookModule and HookFunction are the hook phase's precommit with a target;
+	// HookModuleHeavy is the Rust JSON-schema validator, measured for information.
+	HookModule, HookFunction, HookModuleHeavy string
 	SettleMax                time.Duration
 	Slices                   int
 }
@@ -68,8 +69,9 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.StringVar(&o.CPUProfile, "cpuprofile", "", "write a CPU profile of each measured phase to PREFIX.PHASE.pprof")
 	phases := fs.String("phases", strings.Join(allPhases, ","), "phases to run, a comma-separated subset of "+strings.Join(allPhases, ","))
 	fs.DurationVar(&o.SimFsync, "sim-fsync", 2*time.Millisecond, "also run the sync phase on a simulated disk whose fsync takes this long (0: skip)")
-	fs.StringVar(&o.HookModule, "hook-module", "wasm-examples/rust/json-schema-precommit/json-schema-precommit.wasm", "WebAssembly precommit of the hook phase (values are JSON documents its schema accepts)")
-	fs.StringVar(&o.HookFunction, "hook-function", "validate", "the hook phase's precommit function")
+	fs.StringVar(&o.HookModule, "hook-module", "wasm-examples/c/malicious/malicious.wasm", "WebAssembly module of the hook phase's precommit with the 0.85 target")
+	fs.StringVar(&o.HookFunction, "hook-function", "ok", "that precommit's function")
+	fs.StringVar(&o.HookModuleHeavy, "hook-module-heavy", "wasm-examples/rust/json-schema-precommit/json-schema-precommit.wasm", "a precommit doing real work, measured without a target (function validate; values are JSON documents its schema accepts; empty: skip)")
 	fs.IntVar(&o.Slices, "slices", 5, "measure each compared pair in this many alternating slices (1: one after the other)")
 	fs.DurationVar(&o.SettleMax, "settle-max", 60*time.Second, "longest wait for LevelDB compactions to finish before a phase")
 	if err := fs.Parse(args); err != nil {
