@@ -38,8 +38,8 @@ type options struct {
 	// HookModule and HookFunction are the hook phase's precommit with a target;
 	// HookModuleHeavy is the Rust JSON-schema validator, measured for information.
 	HookModule, HookFunction, HookModuleHeavy string
-	SettleMax                time.Duration
-	Slices                   int
+	SettleMax                                 time.Duration
+	Slices                                    int
 }
 
 var errHelp = errors.New("help requested")

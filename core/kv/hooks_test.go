@@ -173,7 +173,8 @@ func TestPostcommit(t *testing.T) {
 		"fail": postcommitFunc(func(context.Context, hooks.Op, *core.Object) error { return errors.New("boom") }),
 	}}}
 	obs := &hookObserver{postSignal: make(chan struct{}, 16)}
-	s := newTestService(t, Config{Hooks: hooks.NewRegistry(prov), Observer: obs})
+	// One worker, so that the put's hooks run before the delete's.
+	s := newTestService(t, Config{Hooks: hooks.NewRegistry(prov), Observer: obs, PostcommitWorkers: 1})
 	setHooks(t, s, "b", `{"postcommit":[{"mod":"m","fun":"fail"},{"mod":"m","fun":"log"}]}`)
 	put(t, s, "b", "k", "v", nil)
 	if _, err := s.Delete(ctx, core.DefaultType, "b", "k", DeleteOptions{}); err != nil {

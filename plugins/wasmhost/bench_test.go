@@ -1,7 +1,11 @@
 package wasmhost
 
 import (
+	"bytes"
 	"context"
+	"fmt"
+	"os"
+	"path/filepath"
 	"runtime"
 	"testing"
 	"time"
@@ -58,4 +62,52 @@ func BenchmarkPrecommitParallel(b *testing.B) {
 			}
 		}
 	})
+}
+
+// schemaDocument returns a JSON document of about 1 KiB that satisfies the schema of
+// wasm-examples/rust/json-schema-precommit: name, email, age, role and 80 short tags.
+func schemaDocument() []byte {
+	var b bytes.Buffer
+	b.WriteString(`{"name":"user-000001","email":"user1@example.com","age":21,"role":"member","tags":[`)
+	for i := range 80 {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		fmt.Fprintf(&b, `"tag-1-%d"`, i)
+	}
+	b.WriteString("]}")
+	return b.Bytes()
+}
+
+// BenchmarkRustJSONSchemaPrecommit is the Rust JSON-schema example validating a 1 KiB
+// document per call: mostly guest work (serde_json parsing, then the schema walk), so
+// it shows what the loop and call instrumentation costs real code.
+func BenchmarkRustJSONSchemaPrecommit(b *testing.B) {
+	wasm, err := os.ReadFile(filepath.Join("..", "..", "wasm-examples", "rust", "json-schema-precommit", "json-schema-precommit.wasm"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	h := newHost(b, Config{Timeouts: map[hooks.Point]time.Duration{hooks.PointPrecommit: time.Minute}})
+	if _, err := h.Load(context.Background(), "schema", wasm); err != nil {
+		b.Fatal(err)
+	}
+	impl, err := h.Lookup("schema", "validate", hooks.PointPrecommit)
+	if err != nil {
+		b.Fatal(err)
+	}
+	pc := impl.(hooks.Precommit)
+	doc := schemaDocument()
+	obj := &core.Object{Type: "default", Bucket: "users", Key: "u1",
+		Siblings: []core.Sibling{{Value: doc, ContentType: "application/json"}}}
+	ctx := context.Background()
+	if v, err := pc.Precommit(ctx, hooks.OpPut, obj); err != nil || v.Reject || v.Replace != nil {
+		b.Fatalf("the document does not pass: %+v %v", v, err)
+	}
+	b.SetBytes(int64(len(doc)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := pc.Precommit(ctx, hooks.OpPut, obj); err != nil {
+			b.Fatal(err)
+		}
+	}
 }

@@ -8,11 +8,13 @@ import (
 	"log/slog"
 	"math"
 	"strings"
+	"time"
 
 	"github.com/tetratelabs/wazero/api"
 	"github.com/tetratelabs/wazero/sys"
 
 	"github.com/cairnkv/cairn/core/hooks"
+	"github.com/cairnkv/cairn/plugins/wasmhost/instrument"
 	"github.com/cairnkv/cairn/sdk/abi"
 )
 
@@ -151,28 +153,50 @@ func ctxError(err error) error {
 // run makes one call on in: cairn_alloc, copy the input, call fun. It returns the
 // status, or a *hooks.CallError (without module and function), and whether the
 // instance must be discarded.
+//
+// The call's budget is point p's timeout, or less if ctx ends sooner: the instance
+// gets fuel for it, and the watchdog stops the call at the deadline, or when ctx ends.
 func (h *Host) run(ctx context.Context, in *instance, p hooks.Point, fun string, input []byte) (abi.Status, bool, error) {
 	if len(input) > math.MaxInt32 {
 		return 0, false, &hooks.CallError{Kind: hooks.Unavailable, Err: fmt.Errorf("an input of %d bytes is too large", len(input))}
 	}
-	timeout := h.cfg.Timeouts[p]
-	cctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
+	if err := ctx.Err(); err != nil {
+		return 0, false, ctxError(err)
+	}
+	budget := h.cfg.Timeouts[p]
+	if dl, ok := ctx.Deadline(); ok {
+		if left := time.Until(dl); left < budget {
+			budget = left
+		}
+	}
+	if budget <= 0 {
+		return 0, false, ctxError(context.DeadlineExceeded)
+	}
 	s := &in.state
 	s.reset(h.logger)
 	s.function = fun
-	c := context.WithValue(cctx, stateKey{}, s)
+	c := context.WithValue(ctx, stateKey{}, s)
 	defer s.finish(c, in.stats)
 
+	in.begin(ctx, h.fuelFor(budget), time.Now().Add(budget), &h.wd.closing)
 	fail := func(err error) (abi.Status, bool, error) {
+		stopped := in.end()
 		var exit *sys.ExitError
 		switch {
 		case s.violation != nil:
 			return 0, true, &hooks.CallError{Kind: hooks.Crashed, Err: fmt.Errorf("ABI violation: %w", s.violation)}
-		case errors.As(err, &exit) && exit.ExitCode() == sys.ExitCodeDeadlineExceeded:
-			return 0, true, &hooks.CallError{Kind: hooks.TimedOut, Err: fmt.Errorf("no result within %s: %w", timeout, context.DeadlineExceeded)}
-		case errors.As(err, &exit) && exit.ExitCode() == sys.ExitCodeContextCanceled:
-			return 0, true, ctxError(context.Canceled)
+		case errors.Is(stopped, errDeadline):
+			return 0, true, &hooks.CallError{Kind: hooks.TimedOut, Err: fmt.Errorf("no result within %s: %w", budget, context.DeadlineExceeded)}
+		case errors.Is(stopped, errHostClosing):
+			return 0, true, &hooks.CallError{Kind: hooks.Crashed, Err: errHostClosing}
+		case stopped != nil:
+			return 0, true, ctxError(stopped)
+		case in.guard != nil && uint32(in.guard.Get()) == instrument.Exceeded:
+			return 0, true, &hooks.CallError{Kind: hooks.Crashed, Err: fmt.Errorf(
+				"stack overflow: over the limit of %d bytes of call stack", h.cfg.StackBytes)}
+		case int64(in.fuel.Get()) < 0:
+			return 0, true, &hooks.CallError{Kind: hooks.TimedOut, Err: fmt.Errorf(
+				"no result within %s (it ran out of its time budget): %w", budget, context.DeadlineExceeded)}
 		case errors.As(err, &exit):
 			return 0, true, &hooks.CallError{Kind: hooks.Crashed, Err: fmt.Errorf("the module exited with code %d", exit.ExitCode())}
 		}
@@ -187,6 +211,7 @@ func (h *Host) run(ctx context.Context, in *instance, p hooks.Point, fun string,
 	}
 	ptr := uint32(in.stack[0])
 	if !in.mem.Write(ptr, input) {
+		_ = in.end() // the call fails as an ABI violation whatever stopped it
 		return 0, true, &hooks.CallError{Kind: hooks.Crashed, Err: fmt.Errorf(
 			"ABI violation: %s(%d) returned %#x, and the input does not fit in memory there", abi.ExportAlloc, len(input), ptr)}
 	}
@@ -194,9 +219,12 @@ func (h *Host) run(ctx context.Context, in *instance, p hooks.Point, fun string,
 	if err := in.function(fun).CallWithStack(c, in.stack[:2]); err != nil {
 		return fail(err)
 	}
+	// The call is over: a watchdog that stopped it too late to matter still leaves
+	// the floor raised, so the instance goes.
+	stopped := in.end()
 	status := abi.Status(int32(uint32(in.stack[0])))
 	in.calls++
-	discard := h.cfg.RecycleAfter > 0 && in.calls >= h.cfg.RecycleAfter
+	discard := stopped != nil || (h.cfg.RecycleAfter > 0 && in.calls >= h.cfg.RecycleAfter)
 	switch {
 	case s.tooBig > 0:
 		return 0, true, &hooks.CallError{Kind: hooks.BadResult, Err: fmt.Errorf(
@@ -230,7 +258,8 @@ func (h *Host) invoke(ctx context.Context, name, fun string, p hooks.Point, inpu
 	}
 	defer v.releaseRef()
 	err = v.call(ctx, p, fun, input, handle)
-	if ce, ok := err.(*hooks.CallError); ok {
+	var ce *hooks.CallError
+	if errors.As(err, &ce) {
 		ce.Module, ce.Function = name, fun
 	}
 	return err
@@ -250,10 +279,11 @@ func (v *version) call(ctx context.Context, p hooks.Point, fun string, input []b
 		v.stats.failed(err)
 		return err
 	}
+	v.h.wake()
 	status, discard, err := v.h.run(ctx, in, p, fun, input)
 	if err == nil {
 		err = handle(status, in.state.output)
-		if ce, ok := err.(*hooks.CallError); ok && ce.Kind == hooks.BadResult {
+		if ce := (*hooks.CallError)(nil); errors.As(err, &ce) && ce.Kind == hooks.BadResult {
 			discard = true // the ABI discards an instance whose output does not parse
 		}
 		if err == nil && (status == abi.StatusError || (status == abi.StatusReject && p != hooks.PointPrecommit)) {

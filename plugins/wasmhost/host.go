@@ -2,13 +2,25 @@
 // see sdk/abi and docs/abi.md) under wazero, and serves them to core/hooks as a
 // Provider of kind "wasm".
 //
-// Modules are compiled once per SHA-256 (several names with the same bytes share one
-// compiled module) and instantiated into a pool per module version: one instance serves
-// one call at a time, at most Config.PoolSize instances live per version, and a call
-// waits up to Config.PoolWait for one. Every call runs under its extension point's
-// deadline and the memory cap; after a trap, a timeout or an ABI violation the instance
-// is closed and replaced. Replacing or removing a module drains it: the old version
-// takes no new calls, its calls in flight finish, then it is closed.
+// Modules are rewritten (package instrument: fuel metering and a call stack limit),
+// then compiled once per SHA-256 (several names with the same bytes share one compiled
+// module) and instantiated into a pool per module version: one instance serves one
+// call at a time, at most Config.PoolSize instances live per version, and a call waits
+// up to Config.PoolWait for one. Every call runs under its extension point's deadline
+// and the memory cap; after a trap, a timeout or an ABI violation the instance is
+// closed and replaced. Replacing or removing a module drains it: the old version takes
+// no new calls, its calls in flight finish, then it is closed.
+//
+// Deadlines do not rely on wazero's context checks, which call into Go at every loop
+// iteration and cost guests 3 to 10 times their speed. Before a call the host gives
+// the instance fuel for its time budget (Config.FuelPerMillisecond), which the
+// instrumented guest burns at function entries and loop headers: it traps when the
+// fuel runs out, so every call ends even if nothing else stops it. A watchdog
+// goroutine stops a call at its wall-clock deadline, when its caller's context ends,
+// or when the host closes, by raising the fuel's floor (see watchdog.go). Guests enter
+// Go once per slice of fuel (about 0.2 ms), so they never hold up garbage collection
+// or the scheduler for longer. Linear memories are reserved at their maximum outside
+// the Go heap and returned to the system when an instance closes (see memory.go).
 //
 // Instances that serve chash_keyfun calls are deterministic: both WASI clocks read zero
 // and random_get fails, so a key's placement cannot depend on time or chance. Other
@@ -30,7 +42,6 @@ import (
 
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/api"
-	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
 
 	"github.com/cairnkv/cairn/core/hooks"
 	"github.com/cairnkv/cairn/plugins/hookjson"
@@ -61,9 +72,13 @@ type Config struct {
 	// StackBytes bounds the call stack of every call: modules are rewritten before
 	// they are compiled (see package instrument) so that a guest traps once its frames
 	// could take more than about that many bytes of host stack. 0 means
-	// DefaultStackBytes, a negative value disables the rewrite (wazero's own ceiling of
+	// DefaultStackBytes, a negative value disables the limit (wazero's own ceiling of
 	// about 50 MB then applies), and at most math.MaxInt32.
 	StackBytes int
+	// FuelPerMillisecond is the fuel a call gets per millisecond of its deadline (and
+	// _initialize per millisecond of InitTimeout); 0 means DefaultFuelPerMillisecond.
+	// A unit is about one simple instruction (see package instrument).
+	FuelPerMillisecond int64
 	// Dialect names the metadata prefix of the object JSON: "store" (default) or "riak".
 	Dialect string
 	// Logger receives the guests' log lines and stdout/stderr, with "module" and
@@ -74,6 +89,16 @@ type Config struct {
 
 // DefaultStackBytes is the default of Config.StackBytes: 4 MiB of estimated call stack.
 const DefaultStackBytes = 4 << 20
+
+// DefaultFuelPerMillisecond is the default of Config.FuelPerMillisecond, set above the
+// fastest rate at which any code measured burns fuel under wazero's compiler on a
+// 2-core Xeon (see instrument's cost.go: up to 8 million units per millisecond for a
+// loop of a few additions, 6.2 for a loop of 100 i32.adds, about 5.5 for the Rust
+// JSON-schema example), so that fuel never ends a call before its deadline. The
+// watchdog ends calls at the deadline itself; fuel is what ends them if it cannot
+// (a loop of i32.adds would run out at about 1.6 times its deadline, an empty loop at
+// about 5 times).
+const DefaultFuelPerMillisecond = 10_000_000
 
 // Host runs WebAssembly extension modules. It is safe for concurrent use.
 type Host struct {
@@ -92,15 +117,24 @@ type Host struct {
 	compMu   sync.Mutex
 	compiled map[string]*compiled
 
-	// mu guards modules, stats, closed, unfreed and allFreed.
+	// mu guards modules, stats, closed, versions, unfreed and allFreed.
 	mu      sync.RWMutex
 	modules map[string]*version
 	stats   map[string]*moduleStats
 	closed  bool
+	// versions are the versions not yet released (installed or draining), whose
+	// pools the watchdog sweeps.
+	versions map[*version]struct{}
 	// unfreed counts versions not yet released; allFreed is closed when Close waits and
 	// unfreed reaches zero.
 	unfreed  int
 	allFreed chan struct{}
+
+	// startMu guards starting: the instances running _initialize, which the
+	// watchdog sweeps too.
+	startMu  sync.Mutex
+	starting map[*instance]struct{}
+	wd       watchdog
 }
 
 var _ hooks.Provider = (*Host)(nil)
@@ -128,6 +162,12 @@ func New(ctx context.Context, cfg Config) (*Host, error) {
 	}
 	if cfg.StackBytes > math.MaxInt32 {
 		return nil, fmt.Errorf("wasmhost: stack limit of %d bytes is over the %d a 32-bit counter allows", cfg.StackBytes, math.MaxInt32)
+	}
+	switch {
+	case cfg.FuelPerMillisecond == 0:
+		cfg.FuelPerMillisecond = DefaultFuelPerMillisecond
+	case cfg.FuelPerMillisecond < 0:
+		return nil, fmt.Errorf("wasmhost: negative fuel per millisecond %d", cfg.FuelPerMillisecond)
 	}
 	if cfg.PoolWait == 0 {
 		cfg.PoolWait = time.Second
@@ -168,13 +208,31 @@ func New(ctx context.Context, cfg Config) (*Host, error) {
 		compiled: map[string]*compiled{},
 		modules:  map[string]*version{},
 		stats:    map[string]*moduleStats{},
+		versions: map[*version]struct{}{},
+		starting: map[*instance]struct{}{},
 	}
 	if err := h.instantiateHostModules(ctx); err != nil {
 		_ = rt.Close(ctx)
 		_ = cache.Close(ctx)
 		return nil, err
 	}
+	h.startWatchdog()
 	return h, nil
+}
+
+// maxFuel caps a budget: far from overflow, whatever a guest subtracts.
+const maxFuel = math.MaxInt64 / 4
+
+// fuelFor returns the fuel for a budget of d.
+func (h *Host) fuelFor(d time.Duration) int64 {
+	f := float64(d) / float64(time.Millisecond) * float64(h.cfg.FuelPerMillisecond)
+	switch {
+	case f >= maxFuel:
+		return maxFuel
+	case f < 1:
+		return 0
+	}
+	return int64(f)
 }
 
 // runtimeMu serialises the creation of wazero runtimes and caches: wazero v1.12.0 caches
@@ -195,8 +253,9 @@ func newRuntime(ctx context.Context, cfg Config) (wazero.CompilationCache, wazer
 	} else {
 		cache = wazero.NewCompilationCache()
 	}
+	// No WithCloseOnContextDone: fuel and the watchdog end calls (see the package
+	// documentation).
 	rt := wazero.NewRuntimeWithConfig(ctx, wazero.NewRuntimeConfig().
-		WithCloseOnContextDone(true).
 		WithMemoryLimitPages(cfg.MemoryPages).
 		WithCompilationCache(cache))
 	return cache, rt, nil
@@ -205,8 +264,9 @@ func newRuntime(ctx context.Context, cfg Config) (wazero.CompilationCache, wazer
 // instantiateHostModules provides "wasi_snapshot_preview1" and "cairn" to the guests
 // and records their signatures for the import checks.
 func (h *Host) instantiateHostModules(ctx context.Context) error {
-	if _, err := wasi_snapshot_preview1.Instantiate(ctx, h.rt); err != nil {
-		return fmt.Errorf("wasmhost: instantiate WASI: %w", err)
+	wasi, err := instantiateWASI(ctx, h.rt)
+	if err != nil {
+		return err
 	}
 	i32 := api.ValueTypeI32
 	cairn, err := h.rt.NewHostModuleBuilder(abi.ImportModule).
@@ -219,7 +279,7 @@ func (h *Host) instantiateHostModules(ctx context.Context) error {
 		return fmt.Errorf("wasmhost: instantiate the %q host module: %w", abi.ImportModule, err)
 	}
 	h.hostFuncs = map[string]map[string]api.FunctionDefinition{
-		abi.WASIModule:   h.rt.Module(abi.WASIModule).ExportedFunctionDefinitions(),
+		abi.WASIModule:   wasi.ExportedFunctionDefinitions(),
 		abi.ImportModule: cairn.ExportedFunctionDefinitions(),
 	}
 	return nil
@@ -261,7 +321,7 @@ func (h *Host) Timeout(p hooks.Point) time.Duration { return h.cfg.Timeouts[p] }
 
 // Close stops taking calls, waits (until ctx is done) for the calls in flight, and
 // releases every module, the runtime and the compilation cache. Calls still running
-// when ctx is done are stopped.
+// when ctx is done are stopped: they fail as crashed.
 func (h *Host) Close(ctx context.Context) error {
 	h.mu.Lock()
 	if h.closed {
@@ -285,8 +345,11 @@ func (h *Host) Close(ctx context.Context) error {
 		case <-wait:
 		case <-ctx.Done():
 			err = fmt.Errorf("wasmhost: close: calls still running: %w", ctx.Err())
+			h.wd.closing.Store(true)
+			h.sweep(true, new([]*version))
 		}
 	}
+	h.stopWatchdog()
 	// Closing the runtime stops whatever still runs and frees all compiled code.
 	if cerr := h.rt.Close(context.WithoutCancel(ctx)); cerr != nil && err == nil {
 		err = fmt.Errorf("wasmhost: close runtime: %w", cerr)
@@ -298,8 +361,9 @@ func (h *Host) Close(ctx context.Context) error {
 }
 
 // versionFreed is called once per version when it is released.
-func (h *Host) versionFreed() {
+func (h *Host) versionFreed(v *version) {
 	h.mu.Lock()
+	delete(h.versions, v)
 	h.unfreed--
 	if h.unfreed == 0 && h.allFreed != nil {
 		close(h.allFreed)

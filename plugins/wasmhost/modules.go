@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -99,7 +100,7 @@ func (v *version) retire() {
 func (v *version) free() {
 	v.pool.closeAll()
 	v.h.releaseCompiled(v.comp)
-	v.h.versionFreed()
+	v.h.versionFreed(v)
 }
 
 // invalid returns an *hooks.InvalidModuleError.
@@ -127,15 +128,20 @@ func (h *Host) acquireCompiled(ctx context.Context, wasm []byte) (*compiled, err
 		c.refs++
 		return c, nil
 	}
-	// The compiled code is that of the rewritten module (see Config.StackBytes); the
-	// module keeps the identity (sha, size) of the bytes it was given.
-	code := wasm
+	// The compiled code is that of the instrumented module (fuel, and the stack limit
+	// of Config.StackBytes); the module keeps the identity (sha, size) of the bytes it
+	// was given.
+	o := instrument.Options{Fuel: true, InitialFuel: h.fuelFor(h.cfg.InitTimeout)}
 	if h.cfg.StackBytes > 0 {
-		var err error
-		code, err = instrument.Rewrite(wasm, instrument.Options{MaxBytes: h.cfg.StackBytes, ExportName: instrument.DefaultExportName})
-		if err != nil {
-			return nil, invalid("it does not compile: %v", err)
-		}
+		o.MaxBytes, o.ExportName = h.cfg.StackBytes, instrument.DefaultExportName
+	}
+	code, err := instrument.Rewrite(wasm, o)
+	var reserved *instrument.ReservedNameError
+	switch {
+	case errors.As(err, &reserved):
+		return nil, invalid("it exports %q, a name the host reserves for %s", reserved.Name, reserved.Use)
+	case err != nil:
+		return nil, invalid("it does not compile: %v", err)
 	}
 	cm, err := h.rt.CompileModule(ctx, code)
 	if err != nil {
@@ -324,6 +330,7 @@ func (h *Host) Load(ctx context.Context, name string, wasm []byte) (hooks.Module
 	old := h.modules[name]
 	h.stats[name] = st // Remove may have dropped it meanwhile
 	h.modules[name] = v
+	h.versions[v] = struct{}{}
 	h.unfreed++
 	h.mu.Unlock()
 	if old != nil {

@@ -205,19 +205,27 @@ func TestStackRewriteKeepsIdentity(t *testing.T) {
 	}
 }
 
-// TestStackRewriteRefusals: bytes the rewrite refuses are an invalid module.
+// TestStackRewriteRefusals: a module that exports a name the rewrite adds (the stack
+// counter, the fuel, the floor), for example one rewritten already, is invalid.
 func TestStackRewriteRefusals(t *testing.T) {
 	ctx := context.Background()
 	h := newHost(t, Config{})
-	twice, err := instrument.Rewrite(recursionWASM(t), instrument.Options{MaxBytes: 1 << 20, ExportName: instrument.DefaultExportName})
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, err = h.Load(ctx, "m", twice)
-	var inv *hooks.InvalidModuleError
-	if !errors.As(err, &inv) || !strings.Contains(inv.Reason, "it does not compile: instrument: ") ||
-		!strings.Contains(inv.Reason, instrument.DefaultExportName) {
-		t.Errorf("loading a module that already exports the stack counter: %v", err)
+	for _, tc := range []struct {
+		o    instrument.Options
+		name string
+	}{
+		{instrument.Options{MaxBytes: 1 << 20, ExportName: instrument.DefaultExportName}, instrument.DefaultExportName},
+		{instrument.Options{Fuel: true}, instrument.FuelExport},
+	} {
+		twice, err := instrument.Rewrite(recursionWASM(t), tc.o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = h.Load(ctx, "m", twice)
+		var inv *hooks.InvalidModuleError
+		if !errors.As(err, &inv) || !strings.Contains(inv.Reason, `it exports "`+tc.name+`", a name the host reserves for `) {
+			t.Errorf("loading a module that already exports %s: %v", tc.name, err)
+		}
 	}
 }
 

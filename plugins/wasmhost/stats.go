@@ -1,6 +1,7 @@
 package wasmhost
 
 import (
+	"errors"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -36,7 +37,8 @@ func (s *moduleStats) instanceCreated(live int) {
 
 // failed counts err when it is a call error.
 func (s *moduleStats) failed(err error) {
-	if ce, ok := err.(*hooks.CallError); ok && int(ce.Kind) >= 0 && int(ce.Kind) < numKinds {
+	var ce *hooks.CallError
+	if errors.As(err, &ce) && int(ce.Kind) >= 0 && int(ce.Kind) < numKinds {
 		s.failures[ce.Kind].Add(1)
 	}
 }

@@ -1,6 +1,11 @@
 package instrument
 
-import "fmt"
+import (
+	"cmp"
+	"fmt"
+	"math"
+	"slices"
+)
 
 // Opcodes the rewrite looks at or emits.
 const (
@@ -20,12 +25,23 @@ const (
 	opReturnCallIndirect = 0x13
 	opLocalGet           = 0x20
 	opLocalSet           = 0x21
+	opLocalTee           = 0x22
 	opGlobalGet          = 0x23
 	opGlobalSet          = 0x24
+	opDrop               = 0x1a
+	opSelect             = 0x1b
+	opMemoryGrow         = 0x40
+	opI64Eq              = 0x51
+	opI64GtS             = 0x55
+	opI64ShrU            = 0x88
+	opI64ExtendI32U      = 0xad
 	opI32Const           = 0x41
+	opI64Const           = 0x42
+	opI64LtS             = 0x53
 	opI32GtU             = 0x4b
 	opI32Add             = 0x6a
 	opI32Sub             = 0x6b
+	opI64Sub             = 0x7d
 	blockEmpty           = 0x40
 )
 
@@ -33,8 +49,8 @@ const (
 type editKind uint8
 
 const (
-	// editExit: the exit sequence (subtract the cost), before an instruction that
-	// always leaves the function.
+	// editExit: the exit sequence (restore the stack counter, store the fuel; see
+	// appendExit), before an instruction that always leaves the function.
 	editExit editKind = iota
 	// editBrIf: the exit sequence, run only when a br_if to the function's label is
 	// taken.
@@ -42,6 +58,16 @@ const (
 	// editBrTable: the exit sequence, run only when a br_table picks the function's
 	// label; outer[i] tells whether target i (the default last) is that label.
 	editBrTable
+	// editFuel: the charge point of segment seg (a check at a loop header, a plain
+	// charge elsewhere; nothing if the segment was merged).
+	editFuel
+	// editBulk: the charge of a bulk memory or table operation, by its count (see
+	// bulkShift).
+	editBulk
+	// editStore: store the function's fuel (a local) into the global, before a call
+	// of a function that is not a leaf; editLoad: load it back after the call.
+	editStore
+	editLoad
 )
 
 // edit is code to insert before the instruction at offset at of the body's expression.
@@ -49,7 +75,48 @@ type edit struct {
 	at    int
 	kind  editKind
 	outer []bool
+	seg   int  // editFuel: the segment
+	shift byte // editBulk: the count's unit is 2^shift
 }
+
+// segKind says where a segment of fuel accounting starts.
+type segKind uint8
+
+const (
+	segEntry segKind = iota // the function's entry: charged with a check
+	segLoop                 // a loop header: charged with a check
+	segArm                  // the start of an if's then or else arm
+	segJoin                 // after the end of a block or if that a branch targets
+)
+
+// segment is the code charged at one charge point.
+type segment struct {
+	kind segKind
+	// parent is the segment current where the construct that starts this one began:
+	// its charge point is on every path to this one, so this one's cost can move
+	// there (arms and joins only).
+	parent int
+	cost   int64
+	merged bool // folded into parent: no charge point
+}
+
+// ctrl is an open block, loop or if, for the fuel accounting.
+type ctrl struct {
+	outer    int // the segment current where it began
+	loop     bool
+	targeted bool // a branch targets its label (for a block or if: its end)
+}
+
+// callSite is a call of a function that may be instrumented: a defined function, or
+// any through a table (callee noCallee).
+type callSite struct {
+	at, next int // offsets of the call and of the instruction after it
+	callee   uint32
+	seg      int // the segment the call is in
+}
+
+// noCallee is the callee of a call_indirect.
+const noCallee = math.MaxUint32
 
 // body is the result of scanning one function body.
 type body struct {
@@ -59,15 +126,50 @@ type body struct {
 	expr       []byte // the instructions, the final end included
 	valueBytes int    // the values the instructions produce, see frameCost
 	edits      []edit
-	scratch    bool // a br_if or br_table needs a scratch i32 local
+	scratch    bool // a br_if, br_table or bulk operation needs a scratch i32 local
+	fuel       bool // scanned with fuel: segs holds the segments
+	// simple: no loop, no call of a defined function, no call_indirect, no bulk
+	// operation. Such a function that only direct calls reach is a leaf the rewrite
+	// leaves alone (see plan).
+	simple   bool
+	segs     []segment
+	calls    []callSite
+	leafCost int64 // of a leaf: the fuel of all its instructions
+	// stack: the function counts its frame (a local keeps the counter's value at
+	// entry), and checks that reserve more bytes fit above it (its leaves' frames).
+	stack   bool
+	reserve int64
+	// metered: the function burns fuel itself, in a local (see plan).
+	metered bool
 }
 
-// rewriteCode returns the content of the rewritten code section.
-func (m *module) rewriteCode(s section, counter uint32, maxBytes int) ([]byte, error) {
+// rewriteCode returns the content of the rewritten code section, with extra (bodies
+// with their sizes) appended.
+func (m *module) rewriteCode(s section, a added, maxBytes int, extra [][]byte) ([]byte, error) {
+	bodies, err := m.scanCode(s, a)
+	if err != nil {
+		return nil, err
+	}
+	out := appendU32(make([]byte, 0, len(s.content)*5/4+64), uint32(len(bodies)+len(extra)))
+	var buf []byte
+	for i, b := range bodies {
+		ft, _ := m.funcType(uint32(m.importedFuncs + i))
+		buf = b.emit(buf[:0], ft, a, maxBytes)
+		out = appendU32(out, uint32(len(buf)))
+		out = append(out, buf...)
+	}
+	for _, e := range extra {
+		out = append(out, e...)
+	}
+	return out, nil
+}
+
+// scanCode scans every body of the code section s, then plans the instrumentation
+// (see plan).
+func (m *module) scanCode(s section, a added) ([]*body, error) {
 	r := &reader{b: s.content, base: s.start}
 	n := r.count(2, "bodies")
-	out := appendU32(make([]byte, 0, len(s.content)*5/4+64), uint32(n))
-	var buf []byte
+	bodies := make([]*body, 0, n)
 	for i := 0; i < n; i++ {
 		size := r.u32()
 		start := r.pos
@@ -80,24 +182,84 @@ func (m *module) rewriteCode(s section, counter uint32, maxBytes int) ([]byte, e
 		if !ok {
 			return nil, fmt.Errorf("function %d: its type index is out of range", fidx)
 		}
-		b, err := m.scan(&reader{b: raw, base: s.start + start}, ft)
+		b, err := m.scan(&reader{b: raw, base: s.start + start}, ft, a.fuel)
 		if err != nil {
 			return nil, fmt.Errorf("function %d: %w", fidx, err)
 		}
-		buf = b.emit(buf[:0], ft, counter, maxBytes)
-		out = appendU32(out, uint32(len(buf)))
-		out = append(out, buf...)
+		bodies = append(bodies, b)
 	}
 	if err := r.end(); err != nil {
 		return nil, err
 	}
-	return out, nil
+	m.plan(bodies, a)
+	return bodies, nil
+}
+
+// plan decides what each function does.
+//
+// A leaf is a simple function (see body.simple) that only direct calls reach. It cannot
+// repeat anything nor call anything but the host, so the rewrite leaves it alone: its
+// callers add its whole cost (every instruction in it) to the fuel of the segment of
+// the call, and reserve room for its frame above their own in their stack check (at
+// most one leaf frame is above a function at a time). Small helpers then cost nothing
+// extra; a long leaf is overcharged, never undercharged.
+//
+// Every other function counts its frame and keeps its fuel in a local: loops and basic
+// blocks charge a register, not memory, and only calls and exits touch the global (a
+// callee reads it at entry): it stores the local before a call of a function that is
+// not a leaf (or any call_indirect) and loads it back after.
+func (m *module) plan(bodies []*body, a added) {
+	for i, b := range bodies {
+		isLeaf := b.simple && !m.referenced[uint32(m.importedFuncs+i)]
+		b.stack, b.metered = a.stack && !isLeaf, a.fuel && !isLeaf
+		if isLeaf {
+			for _, s := range b.segs {
+				b.leafCost += s.cost
+			}
+		}
+	}
+	// leaf returns the callee of c if it is a leaf.
+	leaf := func(c callSite) *body {
+		if c.callee == noCallee {
+			return nil
+		}
+		if callee := bodies[int(c.callee)-m.importedFuncs]; callee.simple && !callee.stack && !callee.metered {
+			return callee
+		}
+		return nil
+	}
+	for _, b := range bodies {
+		if !b.stack && !b.metered {
+			continue
+		}
+		stored := false
+		for _, c := range b.calls {
+			if l := leaf(c); l != nil {
+				if b.metered {
+					b.segs[c.seg].cost += l.leafCost
+				}
+				if b.stack {
+					ft, _ := m.funcType(c.callee)
+					b.reserve = max(b.reserve, l.cost(ft))
+				}
+				continue
+			}
+			if b.metered {
+				b.edits = append(b.edits, edit{at: c.at, kind: editStore}, edit{at: c.next, kind: editLoad})
+				stored = true
+			}
+		}
+		if stored {
+			// Charges go before a store at the same offset: the callee must see them.
+			slices.SortStableFunc(b.edits, func(x, y edit) int { return cmp.Compare(x.at, y.at) })
+		}
+	}
 }
 
 // scan decodes a function body: its locals, then every instruction, noting where code
-// must be inserted.
-func (m *module) scan(r *reader, ft funcType) (*body, error) {
-	b := &body{}
+// must be inserted and, when fuel is set, what each segment costs.
+func (m *module) scan(r *reader, ft funcType, fuel bool) (*body, error) {
+	b := &body{fuel: fuel, simple: true}
 	groups := r.count(2, "local declarations")
 	for i := 0; i < groups && r.err == nil; i++ {
 		n := r.u32()
@@ -113,7 +275,17 @@ func (m *module) scan(r *reader, ft funcType) (*body, error) {
 	}
 	b.localDecls = r.b[:r.pos]
 	exprStart := r.pos
-	depth := 0 // blocks open inside the function's own block
+	var ctrls []ctrl // the blocks open inside the function's own block
+	cur := 0         // the segment the code scanned now belongs to
+	if fuel {
+		b.segs = append(b.segs, segment{kind: segEntry, parent: -1})
+	}
+	// startSeg starts a segment whose charge point goes before the next instruction.
+	startSeg := func(kind segKind, parent int) {
+		b.segs = append(b.segs, segment{kind: kind, parent: parent})
+		cur = len(b.segs) - 1
+		b.edits = append(b.edits, edit{at: r.pos - exprStart, kind: editFuel, seg: cur})
+	}
 	for {
 		if r.done() {
 			if r.err == nil {
@@ -123,17 +295,38 @@ func (m *module) scan(r *reader, ft funcType) (*body, error) {
 		}
 		at := r.pos - exprStart
 		op := r.byte1()
+		weight := int64(fuelInstruction)
 		switch op {
 		case opBlock, opLoop, opIf:
 			bt := m.blockType(r)
 			b.valueBytes += bt.resultBytes
-			depth++
+			ctrls = append(ctrls, ctrl{outer: cur, loop: op == opLoop})
+			if op == opLoop {
+				b.simple = false
+			}
+			if !fuel || r.err != nil {
+				break
+			}
+			switch op {
+			case opBlock:
+			case opLoop:
+				startSeg(segLoop, -1)
+			case opIf:
+				b.segs[cur].cost += fuelInstruction // the conditional branch
+				startSeg(segArm, ctrls[len(ctrls)-1].outer)
+			}
+			weight = 0
 		case opElse:
-			if depth == 0 {
+			if len(ctrls) == 0 {
 				r.fail("else outside an if")
 			}
+			if fuel && r.err == nil {
+				b.segs[cur].cost += fuelInstruction // the then arm's jump to the end
+				startSeg(segArm, ctrls[len(ctrls)-1].outer)
+			}
+			weight = 0
 		case opEnd:
-			if depth == 0 {
+			if len(ctrls) == 0 {
 				if r.pos != len(r.b) {
 					r.fail("%d bytes after the function's final end", len(r.b)-r.pos)
 					return nil, r.err
@@ -142,13 +335,22 @@ func (m *module) scan(r *reader, ft funcType) (*body, error) {
 				b.expr = r.b[exprStart:]
 				return b, nil
 			}
-			depth--
+			c := ctrls[len(ctrls)-1]
+			ctrls = ctrls[:len(ctrls)-1]
+			if fuel {
+				if c.targeted && !c.loop {
+					startSeg(segJoin, c.outer)
+				} else {
+					cur = c.outer
+				}
+			}
+			weight = 0
 		case opBr:
-			if branch(r, depth) {
+			if branch(r, ctrls) {
 				b.edits = append(b.edits, edit{at: at, kind: editExit})
 			}
 		case opBrIf:
-			if branch(r, depth) {
+			if branch(r, ctrls) {
 				b.edits = append(b.edits, edit{at: at, kind: editBrIf})
 				b.scratch = true
 			}
@@ -157,7 +359,7 @@ func (m *module) scan(r *reader, ft funcType) (*body, error) {
 			outer := make([]bool, n+1)
 			some, all := false, true
 			for i := range outer {
-				outer[i] = branch(r, depth)
+				outer[i] = branch(r, ctrls)
 				some = some || outer[i]
 				all = all && outer[i]
 			}
@@ -180,6 +382,20 @@ func (m *module) scan(r *reader, ft funcType) (*body, error) {
 			if op == opReturnCall {
 				b.edits = append(b.edits, edit{at: at, kind: editExit})
 			}
+			weight = fuelCall
+			switch {
+			case int64(f) < int64(m.importedFuncs):
+				weight = fuelHostCall
+			case r.err == nil:
+				b.simple = false
+				if op == opCall {
+					b.calls = append(b.calls, callSite{at: at, next: r.pos - exprStart, callee: f, seg: cur})
+				} else {
+					// A tail call's callee replaces the caller's frame: no caller is
+					// left to reserve room for it or to charge it, so it is no leaf.
+					m.referenced[f] = true
+				}
+			}
 		case opCallIndirect, opReturnCallIndirect:
 			t := r.u32()
 			r.u32() // table
@@ -191,20 +407,77 @@ func (m *module) scan(r *reader, ft funcType) (*body, error) {
 			if op == opReturnCallIndirect {
 				b.edits = append(b.edits, edit{at: at, kind: editExit})
 			}
+			weight = fuelCall
+			b.simple = false
+			if op == opCallIndirect && r.err == nil {
+				b.calls = append(b.calls, callSite{at: at, next: r.pos - exprStart, callee: noCallee, seg: cur})
+			}
 		default:
 			b.valueBytes += m.instruction(r, op, ft.params+b.locals)
+			switch op {
+			case 0x01: // nop
+				weight = 0
+			case 0x40: // memory.grow
+				weight = fuelMemoryGrow
+			case 0xfc:
+				if shift, ok := bulkShift(r.b[exprStart+at+1:]); ok && fuel && r.err == nil {
+					b.edits = append(b.edits, edit{at: at, kind: editBulk, shift: shift})
+					b.scratch = true
+					b.simple = false
+				}
+			}
+		}
+		if fuel {
+			b.segs[cur].cost += weight
+		}
+	}
+}
+
+// bulkShift tells whether the 0xFC instruction whose sub-opcode starts b takes a count
+// on the top of the stack that its time is proportional to, and in what unit: bytes
+// for memory.init, memory.copy and memory.fill (2^fuelBulkByteShift per unit of fuel),
+// elements for table.init, table.copy, table.grow and table.fill (2^fuelBulkElemShift).
+func bulkShift(b []byte) (byte, bool) {
+	r := &reader{b: b}
+	switch sub := r.u32(); {
+	case r.err != nil:
+	case sub == 8 || sub == 10 || sub == 11:
+		return fuelBulkByteShift, true
+	case sub == 12 || sub == 14 || sub == 15 || sub == 17:
+		return fuelBulkElemShift, true
+	}
+	return 0, false
+}
+
+// merge folds every arm or join segment that costs at most mergeMax (with what was
+// folded into it) into its parent. Children come after their parents, so a backward
+// pass folds them first.
+func (b *body) merge() {
+	for i := len(b.segs) - 1; i > 0; i-- {
+		s := &b.segs[i]
+		if (s.kind == segArm || s.kind == segJoin) && s.cost <= mergeMax {
+			b.segs[s.parent].cost += s.cost
+			s.merged = true
 		}
 	}
 }
 
 // branch reads a label index and reports whether it names the function's own label,
-// depth blocks out.
-func branch(r *reader, depth int) bool {
+// outside the open blocks ctrls; otherwise it marks the block it names as targeted.
+func branch(r *reader, ctrls []ctrl) bool {
 	l := r.u32()
-	if r.err == nil && int64(l) > int64(depth) {
+	depth := len(ctrls)
+	switch {
+	case r.err != nil:
+		return false
+	case int64(l) > int64(depth):
 		r.fail("branch to label %d, only %d blocks are open", l, depth+1)
+		return false
+	case int(l) == depth:
+		return true
 	}
-	return r.err == nil && int(l) == depth
+	ctrls[depth-1-int(l)].targeted = true
+	return false
 }
 
 // blockType reads a block type and returns its arity.
@@ -314,7 +587,11 @@ func (m *module) instruction(r *reader, op byte, locals int) int {
 	case op == 0xd1: // ref.is_null
 		return bytesPerValue
 	case op == 0xd2: // ref.func
-		r.u32()
+		if f := r.u32(); r.err == nil && int64(f) >= int64(len(m.funcs)) {
+			r.fail("ref.func of function %d, out of range (%d functions)", f, len(m.funcs))
+		} else {
+			m.referenced[f] = true
+		}
 		return bytesPerValue
 	case op == 0xfc:
 		return prefixFC(r)
@@ -425,67 +702,127 @@ func prefixFE(r *reader) int {
 	return 0
 }
 
-// cost is the frame cost of the function, its scratch local included.
+// cost is the frame cost of the function, its added locals included.
 func (b *body) cost(ft funcType) int64 {
-	localBytes := b.localBytes
-	if b.scratch {
-		localBytes += bytesPerSlot
-	}
+	localBytes := b.localBytes + bytesPerSlot*len(b.addedLocals())
 	return frameCost(ft, localBytes, b.valueBytes)
 }
 
-// emit appends the rewritten body (without its size) to out.
-func (b *body) emit(out []byte, ft funcType, counter uint32, maxBytes int) []byte {
-	scratch := uint32(ft.params + b.locals) // index of the scratch local
+// addedLocals returns the types of the locals the rewrite adds, in order: the scratch
+// i32, the counter at entry (i32), the fuel (i64); each only if needed.
+func (b *body) addedLocals() []byte {
+	var ts []byte
 	if b.scratch {
-		// One more declaration group: (1 x i32).
+		ts = append(ts, 0x7f)
+	}
+	if b.stack {
+		ts = append(ts, 0x7f)
+	}
+	if b.metered {
+		ts = append(ts, 0x7e)
+	}
+	return ts
+}
+
+// emit appends the rewritten body (without its size) to out. The added globals are a's;
+// maxBytes is the stack limit, when a has a stack counter.
+func (b *body) emit(out []byte, ft funcType, a added, maxBytes int) []byte {
+	// The added locals follow the function's own.
+	next := uint32(ft.params + b.locals)
+	local := func(need bool) uint32 {
+		if !need {
+			return 0
+		}
+		next++
+		return next - 1
+	}
+	l := locals{scratch: local(b.scratch), old: local(b.stack), fuel: local(b.metered)}
+	if b.metered {
+		b.merge()
+	}
+	if added := b.addedLocals(); len(added) > 0 {
 		r := &reader{b: b.localDecls}
 		groups := r.u32()
-		out = appendU32(out, groups+1)
+		out = appendU32(out, groups+uint32(len(added)))
 		out = append(out, b.localDecls[r.pos:]...)
-		out = append(out, 1, 0x7f)
+		for _, t := range added {
+			out = append(out, 1, t)
+		}
 	} else {
 		out = append(out, b.localDecls...)
 	}
-	cost := b.cost(ft)
-
-	// Entry: trap if counter > maxBytes - cost, else counter += cost. The counter never
-	// exceeds maxBytes, so neither the subtraction nor the addition overflows.
-	if cost > int64(maxBytes) {
-		out = appendTrap(out, counter)
-	} else {
-		out = appendOpU32(out, opGlobalGet, counter)
-		out = append(out, opI32Const)
-		out = appendS32(out, int32(int64(maxBytes)-cost))
-		out = append(out, opI32GtU, opIf, blockEmpty)
-		out = appendTrap(out, counter)
-		out = append(out, opEnd)
-		out = appendAdjust(out, counter, cost, opI32Add)
+	counter := a.counter()
+	if b.stack {
+		cost := b.cost(ft)
+		// Entry: old = counter; trap if old > maxBytes - cost - reserve, else
+		// counter = old + cost. Every exit sets the counter back to old. The counter
+		// never exceeds maxBytes, so neither the subtraction nor the addition
+		// overflows.
+		if cost+b.reserve > int64(maxBytes) {
+			out = appendTrap(out, counter)
+		} else {
+			out = appendOpU32(out, opGlobalGet, counter)
+			out = appendOpU32(out, opLocalTee, l.old)
+			out = append(out, opI32Const)
+			out = appendS32(out, int32(int64(maxBytes)-cost-b.reserve))
+			out = append(out, opI32GtU, opIf, blockEmpty)
+			out = appendTrap(out, counter)
+			out = append(out, opEnd)
+			out = appendOpU32(out, opLocalGet, l.old)
+			out = append(out, opI32Const)
+			out = appendS32(out, int32(cost))
+			out = append(out, opI32Add)
+			out = appendOpU32(out, opGlobalSet, counter)
+		}
+	}
+	if b.metered {
+		out = b.appendFuel(out, 0, a, l)
 	}
 
+	exits := b.stack || b.metered
 	prev := 0
 	for _, e := range b.edits {
 		out = append(out, b.expr[prev:e.at]...)
 		prev = e.at
 		switch e.kind {
+		case editFuel:
+			if b.metered {
+				out = b.appendFuel(out, e.seg, a, l)
+			}
+		case editBulk:
+			if b.metered {
+				out = appendBulk(out, l, e.shift)
+			}
+		case editStore:
+			out = appendOpU32(out, opLocalGet, l.fuel)
+			out = appendOpU32(out, opGlobalSet, a.fuelG())
+		case editLoad:
+			out = appendOpU32(out, opGlobalGet, a.fuelG())
+			out = appendOpU32(out, opLocalSet, l.fuel)
 		case editExit:
-			out = appendAdjust(out, counter, cost, opI32Sub)
+			out = b.appendExit(out, a, l)
 		case editBrIf:
+			if !exits {
+				break
+			}
 			// cond -> scratch; if (scratch) { exit }; scratch; br_if L (copied below)
-			out = appendOpU32(out, opLocalSet, scratch)
-			out = appendOpU32(out, opLocalGet, scratch)
+			out = appendOpU32(out, opLocalSet, l.scratch)
+			out = appendOpU32(out, opLocalGet, l.scratch)
 			out = append(out, opIf, blockEmpty)
-			out = appendAdjust(out, counter, cost, opI32Sub)
+			out = b.appendExit(out, a, l)
 			out = append(out, opEnd)
-			out = appendOpU32(out, opLocalGet, scratch)
+			out = appendOpU32(out, opLocalGet, l.scratch)
 		case editBrTable:
+			if !exits {
+				break
+			}
 			// index -> scratch;
 			// block $done { block $exit { br_table (to $exit where the original
 			// targets the function's label, else to $done) scratch } exit };
 			// scratch; br_table (the original, copied below)
-			out = appendOpU32(out, opLocalSet, scratch)
+			out = appendOpU32(out, opLocalSet, l.scratch)
 			out = append(out, opBlock, blockEmpty, opBlock, blockEmpty)
-			out = appendOpU32(out, opLocalGet, scratch)
+			out = appendOpU32(out, opLocalGet, l.scratch)
 			out = append(out, opBrTable)
 			out = appendU32(out, uint32(len(e.outer)-1))
 			for _, o := range e.outer {
@@ -496,26 +833,85 @@ func (b *body) emit(out []byte, ft funcType, counter uint32, maxBytes int) []byt
 				}
 			}
 			out = append(out, opEnd)
-			out = appendAdjust(out, counter, cost, opI32Sub)
+			out = b.appendExit(out, a, l)
 			out = append(out, opEnd)
-			out = appendOpU32(out, opLocalGet, scratch)
+			out = appendOpU32(out, opLocalGet, l.scratch)
 		}
 	}
 	return append(out, b.expr[prev:]...)
 }
 
+// locals are the indices of the locals the rewrite adds to a function.
+type locals struct {
+	scratch uint32 // a scratch i32
+	old     uint32 // the stack counter at entry
+	fuel    uint32 // the function's fuel
+}
+
+// appendExit appends what every way out of the function does first: set the stack
+// counter back to its value at entry, and store the fuel.
+func (b *body) appendExit(out []byte, a added, l locals) []byte {
+	if b.stack {
+		out = appendOpU32(out, opLocalGet, l.old)
+		out = appendOpU32(out, opGlobalSet, a.counter())
+	}
+	if b.metered {
+		out = appendOpU32(out, opLocalGet, l.fuel)
+		out = appendOpU32(out, opGlobalSet, a.fuelG())
+	}
+	return out
+}
+
+// appendFuel appends the charge point of segment i, on the function's fuel (a local).
+// At the entry (which loads the fuel from the global) and at loop headers:
+//
+//	fuel = fuel - cost; if (fuel < floor) { store fuel; slow() }
+//
+// elsewhere only the subtraction.
+func (b *body) appendFuel(out []byte, i int, a added, l locals) []byte {
+	s := b.segs[i]
+	if s.merged {
+		return out
+	}
+	check := s.kind == segEntry || s.kind == segLoop
+	cost := s.cost + fuelCharge
+	if check {
+		cost = s.cost + fuelCheck
+	}
+	if s.kind == segEntry {
+		out = appendOpU32(out, opGlobalGet, a.fuelG())
+	} else {
+		out = appendOpU32(out, opLocalGet, l.fuel)
+	}
+	out = appendS64(append(out, opI64Const), cost)
+	out = append(out, opI64Sub)
+	if !check {
+		return appendOpU32(out, opLocalSet, l.fuel)
+	}
+	out = appendOpU32(out, opLocalTee, l.fuel)
+	out = appendOpU32(out, opGlobalGet, a.floorG())
+	out = append(out, opI64LtS, opIf, blockEmpty)
+	out = appendOpU32(out, opLocalGet, l.fuel)
+	out = appendOpU32(out, opGlobalSet, a.fuelG())
+	out = appendOpU32(out, opCall, a.slow)
+	return append(out, opEnd)
+}
+
+// appendBulk appends the charge of a bulk operation whose count (an i32 on the top of
+// the stack, left there) is in units of 2^shift:
+//
+//	scratch = count; fuel = fuel - (u64(scratch) >> shift)
+func appendBulk(out []byte, l locals, shift byte) []byte {
+	out = appendOpU32(out, opLocalTee, l.scratch)
+	out = appendOpU32(out, opLocalGet, l.fuel)
+	out = appendOpU32(out, opLocalGet, l.scratch)
+	out = append(out, opI64ExtendI32U, opI64Const, shift, opI64ShrU, opI64Sub)
+	return appendOpU32(out, opLocalSet, l.fuel)
+}
+
 // appendOpU32 appends an instruction with one u32 immediate.
 func appendOpU32(out []byte, op byte, idx uint32) []byte {
 	return appendU32(append(out, op), idx)
-}
-
-// appendAdjust appends counter = counter op cost.
-func appendAdjust(out []byte, counter uint32, cost int64, op byte) []byte {
-	out = appendOpU32(out, opGlobalGet, counter)
-	out = append(out, opI32Const)
-	out = appendS32(out, int32(cost))
-	out = append(out, op)
-	return appendOpU32(out, opGlobalSet, counter)
 }
 
 // appendTrap appends counter = Exceeded; unreachable.

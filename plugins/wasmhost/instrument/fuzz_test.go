@@ -23,15 +23,48 @@ func seeds(t testing.TB) [][]byte {
 	return out
 }
 
-// checkRewrite is the fuzz property: LimitStack never panics; what it accepts it
-// rewrites into something it can parse again; and a module that wazero accepts is
-// still accepted rewritten, one it refuses still refused. wazero only sees inputs the
-// rewriter accepted, whose vector counts are therefore plausible (wazero v1.12.0
-// allocates what a count says before reading the vector).
+// fuzzOptions are the rewrites the fuzz property checks: the stack limit, fuel, both.
+var fuzzOptions = []Options{
+	{MaxBytes: 1 << 20},
+	{Fuel: true, InitialFuel: 1 << 30},
+	{MaxBytes: 1 << 20, ExportName: "stack", Fuel: true, InitialFuel: 12345},
+}
+
+// checkRewrite is the fuzz property, for each of fuzzOptions: Rewrite never panics;
+// it accepts a module with one set of options if and only if with every other (it
+// decodes the same things); what it accepts it rewrites into something it can parse
+// again; and a module that wazero accepts is still accepted rewritten, one it refuses
+// still refused. wazero only sees inputs the rewriter accepted, whose vector counts are
+// therefore plausible (wazero v1.12.0 allocates what a count says before reading the
+// vector).
 func checkRewrite(t *testing.T, e *env, wasm []byte) {
-	out, err := LimitStack(wasm, 1<<20)
+	var accepted []bool
+	for _, o := range fuzzOptions {
+		accepted = append(accepted, checkRewriteWith(t, e, wasm, o))
+	}
+	for i := range accepted {
+		if accepted[i] != accepted[0] && !reservesExport(wasm, fuzzOptions[i]) && !reservesExport(wasm, fuzzOptions[0]) {
+			t.Fatalf("accepted %v with the options %+v", accepted, fuzzOptions)
+		}
+	}
+}
+
+// reservesExport reports whether wasm exports a name that o reserves (or has several
+// memories, which only fuel refuses), so that o alone refuses it.
+func reservesExport(wasm []byte, o Options) bool {
+	m, err := parse(wasm)
 	if err != nil {
-		return
+		return false
+	}
+	return (o.ExportName != "" && m.exports[o.ExportName]) || (o.Fuel && (m.exports[FuelExport] || m.exports[FloorExport] || m.memories > 1))
+}
+
+// checkRewriteWith checks the property for one set of options and reports whether
+// Rewrite accepted the module.
+func checkRewriteWith(t *testing.T, e *env, wasm []byte, o Options) bool {
+	out, err := Rewrite(wasm, o)
+	if err != nil {
+		return false
 	}
 	if _, err := parse(out); err != nil {
 		t.Fatalf("the output does not parse: %v", err)
@@ -51,9 +84,11 @@ func checkRewrite(t *testing.T, e *env, wasm []byte) {
 	case origErr != nil && outErr == nil:
 		t.Fatalf("the module does not compile (%v), but it does rewritten", origErr)
 	}
+	return true
 }
 
-func FuzzLimitStack(f *testing.F) {
+// FuzzRewrite checks checkRewrite on any input.
+func FuzzRewrite(f *testing.F) {
 	for _, s := range seeds(f) {
 		if len(s) <= 16<<10 { // the fuzzer minimizes big inputs slowly
 			f.Add(s)
@@ -91,7 +126,7 @@ func TestMutatedModules(t *testing.T) {
 				wasm = append(wasm[:p+1], wasm[p:]...)
 			}
 		}
-		if _, err := LimitStack(wasm, 1<<20); err == nil {
+		if _, err := Rewrite(wasm, fuzzOptions[2]); err == nil {
 			accepted++
 		}
 		checkRewrite(t, e, wasm)

@@ -30,12 +30,13 @@ func fixture(t testing.TB, name string) []byte {
 }
 
 // env is a wazero runtime with an "env" host module whose probe function records the
-// caller's stack counter.
+// caller's stack counter and runs onProbe.
 type env struct {
 	rt wazero.Runtime
-	// mu guards probes.
-	mu     sync.Mutex
-	probes []uint64
+	// mu guards probes and onProbe.
+	mu      sync.Mutex
+	probes  []uint64
+	onProbe func(api.Module)
 }
 
 // newEnv returns an env closed at the end of the test. The interpreter validates as
@@ -57,7 +58,11 @@ func newEnv(t testing.TB, interpreter bool) *env {
 		}
 		e.mu.Lock()
 		e.probes = append(e.probes, v)
+		hook := e.onProbe
 		e.mu.Unlock()
+		if hook != nil {
+			hook(mod)
+		}
 	}
 	if _, err := e.rt.NewHostModuleBuilder("env").NewFunctionBuilder().
 		WithGoModuleFunction(api.GoModuleFunc(probe), nil, nil).Export("probe").
@@ -114,28 +119,31 @@ func counter(t testing.TB, mod api.Module) uint32 {
 }
 
 // frameCosts returns the frame cost the rewrite charges for each function, by function
-// index (imported functions have none).
+// index (imported functions have none), without fuel metering.
 func frameCosts(t testing.TB, wasm []byte) map[uint32]int64 {
+	return frameCostsWith(t, wasm, false)
+}
+
+// frameCostsWith is frameCosts, with fuel metering (which adds a local) or without.
+func frameCostsWith(t testing.TB, wasm []byte, fuel bool) map[uint32]int64 {
 	t.Helper()
 	m, err := parse(wasm)
 	if err != nil {
 		t.Fatal(err)
 	}
+	a, _ := m.additions(Options{MaxBytes: 1, Fuel: fuel})
 	costs := map[uint32]int64{}
 	for _, s := range m.sections {
 		if s.id != secCode {
 			continue
 		}
-		r := &reader{b: s.content}
-		n := r.count(2, "bodies")
-		for i := 0; i < n; i++ {
-			raw := r.bytesN(int(r.u32()))
+		bodies, err := m.scanCode(s, a)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, b := range bodies {
 			fidx := uint32(m.importedFuncs + i)
 			ft, _ := m.funcType(fidx)
-			b, err := m.scan(&reader{b: raw}, ft)
-			if err != nil {
-				t.Fatal(err)
-			}
 			costs[fidx] = b.cost(ft)
 		}
 	}

@@ -3,6 +3,7 @@ package instrument
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math"
 	"os/exec"
 	"path/filepath"
@@ -12,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/tetratelabs/wazero/api"
+	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
 	"github.com/tetratelabs/wazero/sys"
 )
 
@@ -181,7 +183,7 @@ func TestDeepRecursionStaysSmall(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			wasm := readFile(t, tc.file)
 			e := newEnv(t, false)
-			e.hostCairn(t)
+			e.hostCairn(t, false)
 			mod := e.instantiate(t, rewrite(t, wasm, 1<<20))
 			f := mod.ExportedFunction(tc.fn)
 			var before, after runtime.MemStats
@@ -243,9 +245,9 @@ func paramSlots(d api.FunctionDefinition) int {
 	return n
 }
 
-// hostCairn provides the "cairn" and WASI imports of the example modules, doing
-// nothing.
-func (e *env) hostCairn(t testing.TB) {
+// hostCairn provides the "cairn" imports of the example modules, doing nothing, and
+// WASI: wazero's when fullWASI is set, else only proc_exit.
+func (e *env) hostCairn(t testing.TB, fullWASI bool) {
 	t.Helper()
 	ctx := context.Background()
 	nop := api.GoModuleFunc(func(context.Context, api.Module, []uint64) {})
@@ -255,6 +257,12 @@ func (e *env) hostCairn(t testing.TB) {
 		NewFunctionBuilder().WithGoModuleFunction(nop, []api.ValueType{i32, i32, i32}, nil).Export("log").
 		Instantiate(ctx); err != nil {
 		t.Fatal(err)
+	}
+	if fullWASI {
+		if _, err := wasi_snapshot_preview1.Instantiate(ctx, e.rt); err != nil {
+			t.Fatal(err)
+		}
+		return
 	}
 	if _, err := e.rt.NewHostModuleBuilder("wasi_snapshot_preview1").
 		NewFunctionBuilder().WithGoModuleFunction(api.GoModuleFunc(func(_ context.Context, _ api.Module, s []uint64) {
@@ -276,74 +284,124 @@ func TestRealStackWithinEstimate(t *testing.T) {
 	}
 	ctx := context.Background()
 	const realStack = 10240 << 13
-	for _, tc := range []struct{ file, fn string }{
-		{"frames", "a"}, {"frames", "b"}, {"frames", "c"}, {"frames", "d"}, {"frames", "e"}, {"frames", "f"},
-		{"frames", "g"}, {"frames", "hh"}, {"frames", "i"}, {"frames", "j"}, {"recursion", "deep"}, {"recursion", "ping"},
+	for _, tc := range []struct {
+		file, fn string
+		fuel     bool
+	}{
+		{"frames", "a", false}, {"frames", "b", false}, {"frames", "c", false}, {"frames", "d", false},
+		{"frames", "e", false}, {"frames", "f", false}, {"frames", "g", false}, {"frames", "hh", false},
+		{"frames", "i", false}, {"frames", "j", false}, {"recursion", "deep", false}, {"recursion", "ping", false},
+		// The fuel code adds values the model does not count (they live for a few
+		// instructions and are never spilled across a call) and a local it does.
+		{"frames", "a", true}, {"frames", "b", true}, {"frames", "c", true}, {"frames", "d", true},
+		{"frames", "e", true}, {"frames", "f", true}, {"frames", "g", true}, {"frames", "hh", true},
+		{"frames", "i", true}, {"frames", "j", true}, {"recursion", "deep", true}, {"recursion", "ping", true},
 	} {
 		e := newEnv(t, false)
-		mod := e.instantiate(t, rewrite(t, fixture(t, tc.file), math.MaxInt32))
+		out, err := Rewrite(fixture(t, tc.file), Options{MaxBytes: math.MaxInt32, ExportName: testExport, Fuel: tc.fuel, InitialFuel: math.MaxInt64 / 4})
+		if err != nil {
+			t.Fatal(err)
+		}
+		mod := e.instantiate(t, out)
 		f := mod.ExportedFunction(tc.fn)
 		args := make([]uint64, paramSlots(f.Definition()))
 		if tc.fn == "ping" {
 			args[0] = math.MaxInt32
 		}
-		_, err := f.Call(ctx, args...)
+		_, err = f.Call(ctx, args...)
 		if err == nil || !strings.Contains(err.Error(), "stack overflow") {
 			t.Fatalf("%s/%s: %v, want wazero's stack overflow", tc.file, tc.fn, err)
 		}
 		ratio := float64(counter(t, mod)) / realStack
-		t.Logf("%s/%s: estimate / real stack = %.2f", tc.file, tc.fn, ratio)
+		t.Logf("%s/%s (fuel %v): estimate / real stack = %.2f", tc.file, tc.fn, tc.fuel, ratio)
 		if ratio < 1 {
-			t.Errorf("%s/%s: the model underestimates the stack (ratio %.2f)", tc.file, tc.fn, ratio)
+			t.Errorf("%s/%s (fuel %v): the model underestimates the stack (ratio %.2f)", tc.file, tc.fn, tc.fuel, ratio)
 		}
 	}
 }
 
 // TestRewriteKeepsTheRest checks the shape of the output: the sections that need no
 // change are byte for byte the same and in the same order, custom sections included;
-// the counter is the last global; the global and export sections are created where the
-// binary format wants them when the input has none.
+// the added globals are the last globals (and, with fuel, the slow path the last type
+// and function); the sections are created where the binary format wants them when the
+// input has none.
 func TestRewriteKeepsTheRest(t *testing.T) {
-	for _, name := range []string{"control", "recursion", "tailcall", "features", "threads", "frames"} {
-		t.Run(name, func(t *testing.T) {
-			in := withCustom(fixture(t, name))
-			out := rewrite(t, in, DefaultStackBytesForTests)
-			a, err := parse(in)
-			if err != nil {
-				t.Fatal(err)
-			}
-			b, err := parse(out)
-			if err != nil {
-				t.Fatalf("the output does not parse: %v", err)
-			}
-			if b.globals != a.globals+1 {
-				t.Errorf("%d globals, want %d", b.globals, a.globals+1)
-			}
-			if !b.exports[testExport] {
-				t.Errorf("the counter is not exported")
-			}
-			var ids []byte
-			j := 0
-			for _, s := range b.sections {
-				ids = append(ids, s.id)
-				switch s.id {
-				case secGlobal, secExport, secCode:
-					if j < len(a.sections) && a.sections[j].id == s.id {
-						j++
+	for _, name := range []string{"control", "recursion", "tailcall", "features", "threads", "frames", "fuel"} {
+		for _, fuel := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s/fuel=%v", name, fuel), func(t *testing.T) {
+				in := withCustom(fixture(t, name))
+				out, err := Rewrite(in, Options{MaxBytes: DefaultStackBytesForTests, ExportName: testExport, Fuel: fuel})
+				if err != nil {
+					t.Fatal(err)
+				}
+				a, b := mustParse(t, in), mustParse(t, out)
+				changed := map[byte]bool{secGlobal: true, secExport: true, secCode: true}
+				added := 1
+				if fuel {
+					changed[secType], changed[secFunction] = true, true
+					added = 3
+					if len(b.types) != len(a.types)+1 || len(b.funcs) != len(a.funcs)+1 ||
+						!b.exports[FuelExport] || !b.exports[FloorExport] {
+						t.Errorf("types %d -> %d, functions %d -> %d, exports %v", len(a.types), len(b.types), len(a.funcs), len(b.funcs), b.exports)
 					}
-					continue
 				}
-				if j >= len(a.sections) || a.sections[j].id != s.id || string(a.sections[j].content) != string(s.content) {
-					t.Fatalf("section %d (id %d) is not the input's section %d", len(ids)-1, s.id, j)
+				if b.globals != a.globals+added {
+					t.Errorf("%d globals, want %d", b.globals, a.globals+added)
 				}
-				j++
+				if !b.exports[testExport] {
+					t.Errorf("the counter is not exported")
+				}
+				var ids []byte
+				j := 0
+				for _, s := range b.sections {
+					ids = append(ids, s.id)
+					if changed[s.id] {
+						if j < len(a.sections) && a.sections[j].id == s.id {
+							j++
+						}
+						continue
+					}
+					if j >= len(a.sections) || a.sections[j].id != s.id || string(a.sections[j].content) != string(s.content) {
+						t.Fatalf("section %d (id %d) is not the input's section %d", len(ids)-1, s.id, j)
+					}
+					j++
+				}
+				if j != len(a.sections) {
+					t.Errorf("%d of %d input sections found in the output", j, len(a.sections))
+				}
+				if ids[len(ids)-1] != secCustom {
+					t.Errorf("the trailing custom section moved: ids %v", ids)
+				}
+			})
+		}
+	}
+}
+
+// TestRewriteCreatesSections meters modules that lack the sections the rewrite adds
+// to: the output has them in order, and compiles.
+func TestRewriteCreatesSections(t *testing.T) {
+	header := []byte("\x00asm\x01\x00\x00\x00")
+	e := newEnv(t, true)
+	for _, tc := range []struct {
+		name string
+		wasm []byte
+	}{
+		{"empty", slices.Clone(header)},
+		{"memory only", appendSection(slices.Clone(header), secMemory, []byte{1, 0, 1})},
+		{"custom only", withCustom(slices.Clone(header))},
+		{"data count", appendSection(appendSection(slices.Clone(header), secMemory, []byte{1, 0, 1}), secDataCount, []byte{0})},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			out := meter(t, tc.wasm, 100)
+			m := mustParse(t, out)
+			if len(m.types) != 1 || len(m.funcs) != 1 || m.globals != 3 {
+				t.Errorf("%d types, %d functions, %d globals", len(m.types), len(m.funcs), m.globals)
 			}
-			if j != len(a.sections) {
-				t.Errorf("%d of %d input sections found in the output", j, len(a.sections))
+			cm, err := e.rt.CompileModule(context.Background(), out)
+			if err != nil {
+				t.Fatalf("the output does not compile: %v", err)
 			}
-			if ids[len(ids)-1] != secCustom {
-				t.Errorf("the trailing custom section moved: ids %v", ids)
-			}
+			_ = cm.Close(context.Background())
 		})
 	}
 }
@@ -374,17 +432,19 @@ func TestExistingModulesStillCompile(t *testing.T) {
 	e := newEnv(t, true)
 	for _, f := range files {
 		wasm := readFile(t, f)
-		out, err := LimitStack(wasm, DefaultStackBytesForTests)
-		if err != nil {
-			t.Errorf("%s: %v", f, err)
-			continue
+		for _, o := range []Options{{MaxBytes: DefaultStackBytesForTests}, {MaxBytes: DefaultStackBytesForTests, Fuel: true}} {
+			out, err := Rewrite(wasm, o)
+			if err != nil {
+				t.Errorf("%s (%+v): %v", f, o, err)
+				continue
+			}
+			cm, err := e.rt.CompileModule(context.Background(), out)
+			if err != nil {
+				t.Errorf("%s (%+v): the rewritten module does not compile: %v", f, o, err)
+				continue
+			}
+			_ = cm.Close(context.Background())
 		}
-		cm, err := e.rt.CompileModule(context.Background(), out)
-		if err != nil {
-			t.Errorf("%s: the rewritten module does not compile: %v", f, err)
-			continue
-		}
-		_ = cm.Close(context.Background())
 	}
 }
 
@@ -438,6 +498,13 @@ func TestErrors(t *testing.T) {
 		return appendSection(m, secCode, append(code, body...))
 	}
 	header := []byte("\x00asm\x01\x00\x00\x00")
+	withExport := func(kind byte, idx uint32) []byte {
+		m := []byte("\x00asm\x01\x00\x00\x00")
+		m = appendSection(m, secType, []byte{1, 0x60, 0, 0})
+		m = appendSection(m, secFunction, []byte{1, 0})
+		m = appendSection(m, secExport, appendU32(append(appendName([]byte{1}, "x"), kind), idx))
+		return appendSection(m, secCode, []byte{1, 2, 0, opEnd})
+	}
 	for _, tc := range []struct {
 		name     string
 		wasm     []byte
@@ -483,6 +550,19 @@ func TestErrors(t *testing.T) {
 			1024, "", "export of global 0, out of range"},
 		{"global init naming the counter", appendSection(slices.Clone(header), secGlobal, []byte{1, 0x7f, 0, opGlobalGet, 1, opEnd}),
 			1024, "", "global 1 out of range (1 globals)"},
+		// With fuel the rewrite adds a type and a function: naming them must stay invalid.
+		{"import of the slow path's type", appendSection(appendSection(slices.Clone(header), secType, []byte{1, 0x60, 0, 0}),
+			secImport, append(append(appendName(appendName([]byte{1}, "m"), "f"), 0), 1)), 1024, "", "import 0: type 1 out of range (1 types)"},
+		{"function of the slow path's type", appendSection(appendSection(slices.Clone(header), secType, []byte{1, 0x60, 0, 0}),
+			secFunction, []byte{1, 1}), 1024, "", "function 0: type 1 out of range (1 types)"},
+		{"call of the slow path", mod(0, opCall, 1, opEnd), 1024, "", "call of function 1, out of range"},
+		{"ref.func of the slow path", mod(0, 0xd2, 1, 0x1a, opEnd), 1024, "", "ref.func of function 1, out of range"},
+		{"export of the slow path", withExport(0, 1), 1024, "", "export of function 1, out of range"},
+		{"start of the slow path", appendSection(appendSection(appendSection(slices.Clone(header), secType, []byte{1, 0x60, 0, 0}),
+			secFunction, []byte{1, 0}), secStart, []byte{1}), 1024, "", "start function 1, out of range"},
+		{"element naming the slow path", appendSection(appendSection(appendSection(appendSection(slices.Clone(header), secType, []byte{1, 0x60, 0, 0}),
+			secFunction, []byte{1, 0}), secTable, []byte{1, 0x70, 0, 1}), secElement, []byte{1, 0, opI32Const, 0, opEnd, 1, 1}),
+			1024, "", "element segment 0: function 1, out of range"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := Rewrite(tc.wasm, Options{MaxBytes: tc.maxBytes, ExportName: tc.export})
@@ -497,6 +577,56 @@ func TestErrors(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestOptionErrors checks the options Rewrite refuses, and the names fuel reserves.
+func TestOptionErrors(t *testing.T) {
+	wasm := fixture(t, "fuel")
+	for _, tc := range []struct {
+		name string
+		wasm []byte
+		o    Options
+		want string
+	}{
+		{"nothing to do", wasm, Options{}, "not within 1.."},
+		{"negative limit", wasm, Options{MaxBytes: -1, Fuel: true}, "not within 1.."},
+		{"export without limit", wasm, Options{ExportName: "s", Fuel: true}, "no stack limit"},
+		{"negative fuel", wasm, Options{Fuel: true, InitialFuel: -1}, "negative initial fuel"},
+		{"fuel name taken", withExportName(t, wasm, FuelExport), Options{Fuel: true}, `already exports "cairn_fuel", a name reserved for fuel metering`},
+		{"floor name taken", withExportName(t, wasm, FloorExport), Options{Fuel: true}, `already exports "cairn_fuel_floor", a name reserved for fuel metering`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := Rewrite(tc.wasm, tc.o)
+			if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.HasPrefix(err.Error(), "instrument: ") {
+				t.Errorf("error %v, want one containing %q", err, tc.want)
+			}
+		})
+	}
+	// The stack limit alone does not reserve the fuel names.
+	if _, err := Rewrite(withExportName(t, wasm, FuelExport), Options{MaxBytes: 1 << 20}); err != nil {
+		t.Errorf("stack limit only: %v", err)
+	}
+	var rn *ReservedNameError
+	if _, err := Rewrite(withExportName(t, wasm, FuelExport), Options{Fuel: true}); !errors.As(err, &rn) || rn.Name != FuelExport {
+		t.Errorf("error %v, want a *ReservedNameError for %q", err, FuelExport)
+	}
+}
+
+// withExportName returns wasm with its memory also exported as name.
+func withExportName(t *testing.T, wasm []byte, name string) []byte {
+	t.Helper()
+	m := mustParse(t, wasm)
+	var out []byte
+	out = append(out, wasm[:8]...)
+	for _, s := range m.sections {
+		if s.id == secExport {
+			item := append(appendName(nil, name), 0x02, 0) // memory 0
+			out = appendSection(out, s.id, appendVecItems(s.content, [][]byte{item}))
+			continue
+		}
+		out = appendSection(out, s.id, s.content)
+	}
+	return out
 }
 
 // TestLEB128 checks the decoder against the encoder, and the edge encodings.

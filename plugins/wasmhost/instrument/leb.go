@@ -10,7 +10,10 @@ func appendU32(b []byte, v uint32) []byte {
 }
 
 // appendS32 appends v in signed LEB128.
-func appendS32(b []byte, v int32) []byte {
+func appendS32(b []byte, v int32) []byte { return appendS64(b, int64(v)) }
+
+// appendS64 appends v in signed LEB128.
+func appendS64(b []byte, v int64) []byte {
 	for {
 		c := byte(v & 0x7f)
 		v >>= 7
