@@ -179,7 +179,9 @@ func parsePart(c []byte) (Part, error) {
 			head = nil
 		}
 		name, val, ok := bytes.Cut(line, []byte(":"))
-		if !ok {
+		// A header name is a token (RFC 9110): not empty, no spaces, so neither a
+		// folded continuation line nor a line like " --B--:" passes for a header.
+		if !ok || !isToken(bytes.TrimRight(name, " \t")) {
 			return Part{}, ErrMalformedMultipart
 		}
 		p.Headers = append(p.Headers, [2]string{
@@ -188,4 +190,17 @@ func parsePart(c []byte) (Part, error) {
 		})
 	}
 	return p, nil
+}
+
+// isToken reports whether b is a non-empty RFC 9110 token.
+func isToken(b []byte) bool {
+	if len(b) == 0 {
+		return false
+	}
+	for _, c := range b {
+		if c <= ' ' || c >= 0x7f || strings.IndexByte("\"(),/:;<=>?@[\\]{}", c) >= 0 {
+			return false
+		}
+	}
+	return true
 }
