@@ -43,6 +43,8 @@ type bench struct {
 	started     time.Time
 
 	phases []phaseResult
+	// limits are figures with an upper bound (the query phase's RSS).
+	limits []limitResult
 	ratios []ratioResult
 	burst  *burstResult
 	notes  []string
@@ -200,7 +202,7 @@ func (b *bench) run(ctx context.Context) error {
 		name string
 		fn   func(context.Context) error
 	}{
-		{"get", b.phaseGet}, {"put", b.phasePut}, {"sync", b.phaseSync}, {"burst", b.phaseBurst}, {"hook", b.phaseHook},
+		{"get", b.phaseGet}, {"put", b.phasePut}, {"sync", b.phaseSync}, {"burst", b.phaseBurst}, {"hook", b.phaseHook}, {"query", b.phaseQuery},
 	}
 	for _, s := range steps {
 		if !b.o.Phases[s.name] {

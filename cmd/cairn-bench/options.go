@@ -39,12 +39,14 @@ type options struct {
 	// HookModuleHeavy is the Rust JSON-schema validator, measured for information.
 	HookModule, HookFunction, HookModuleHeavy string
 	SettleMax                                 time.Duration
-	Slices                                    int
+	// QueryKeys is the size of the query phase's bucket (listing and 2i).
+	QueryKeys int
+	Slices    int
 }
 
 var errHelp = errors.New("help requested")
 
-var allPhases = []string{"get", "put", "sync", "burst", "hook"}
+var allPhases = []string{"get", "put", "sync", "burst", "hook", "query"}
 
 func parseFlags(args []string, stderr io.Writer) (options, error) {
 	var o options
@@ -72,6 +74,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.StringVar(&o.HookModule, "hook-module", "wasm-examples/c/malicious/malicious.wasm", "WebAssembly module of the hook phase's precommit with the 0.85 target")
 	fs.StringVar(&o.HookFunction, "hook-function", "ok", "that precommit's function")
 	fs.StringVar(&o.HookModuleHeavy, "hook-module-heavy", "wasm-examples/rust/json-schema-precommit/json-schema-precommit.wasm", "a precommit doing real work, measured without a target (function validate; values are JSON documents its schema accepts; empty: skip)")
+	fs.IntVar(&o.QueryKeys, "query-keys", 1_000_000, "objects (each with one _int and one _bin index entry) listed and queried in the query phase")
 	fs.IntVar(&o.Slices, "slices", 5, "measure each compared pair in this many alternating slices (1: one after the other)")
 	fs.DurationVar(&o.SettleMax, "settle-max", 60*time.Second, "longest wait for LevelDB compactions to finish before a phase")
 	if err := fs.Parse(args); err != nil {
@@ -87,12 +90,13 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
 	if o.Quick {
 		quick := map[string]func(){
-			"duration": func() { o.Duration = time.Second },
-			"warmup":   func() { o.Warmup = 500 * time.Millisecond },
-			"after":    func() { o.After = time.Second },
-			"keys":     func() { o.Keys = 10000 },
-			"burst":    func() { o.Burst = 20000 },
-			"slices":   func() { o.Slices = 1 },
+			"duration":   func() { o.Duration = time.Second },
+			"warmup":     func() { o.Warmup = 500 * time.Millisecond },
+			"after":      func() { o.After = time.Second },
+			"keys":       func() { o.Keys = 10000 },
+			"burst":      func() { o.Burst = 20000 },
+			"slices":     func() { o.Slices = 1 },
+			"query-keys": func() { o.QueryKeys = 20000 },
 		}
 		for name, apply := range quick {
 			if !set[name] {

@@ -32,6 +32,7 @@ type result struct {
 	Slices       int           `json:"slices"`
 	Phases       []phaseResult `json:"phases"`
 	Ratios       []ratioResult `json:"ratios"`
+	Limits       []limitResult `json:"limits,omitempty"`
 	Burst        *burstResult  `json:"burst,omitempty"`
 	Notes        []string      `json:"notes,omitempty"`
 }
@@ -96,6 +97,15 @@ func (b *bench) report() error {
 			pass++
 		}
 	}
+	for _, l := range b.limits {
+		targets++
+		res := "MISS"
+		if l.Pass {
+			pass++
+			res = "PASS"
+		}
+		fmt.Fprintf(b.out, "\n%s: %.1f %s (target <= %g %s) %s\n", l.Name, l.Value, l.Unit, l.Max, l.Unit, res)
+	}
 	fmt.Fprintf(b.out, "\ntargets met: %d of %d (loadgen %s; one run on a %d-CPU machine that may be shared: compare several runs before concluding)\n",
 		pass, targets, b.loadgen, runtime.NumCPU())
 	if b.o.Quick {
@@ -111,7 +121,7 @@ func (b *bench) report() error {
 		Loadgen: b.loadgen, LoadgenDesc: b.loadgenDesc,
 		DurationS: b.o.Duration.Seconds(), WarmupS: b.o.Warmup.Seconds(), AfterS: b.o.After.Seconds(),
 		Conns: b.o.Conns, ValueBytes: b.o.ValueSize, Keys: b.o.Keys, BurstPUTs: b.o.Burst, BurstWriters: b.o.BurstWriters,
-		Quick: b.o.Quick, Slices: b.slices(), Phases: b.phases, Ratios: b.ratios, Burst: b.burst, Notes: b.notes,
+		Quick: b.o.Quick, Slices: b.slices(), Phases: b.phases, Ratios: b.ratios, Limits: b.limits, Burst: b.burst, Notes: b.notes,
 	}
 	if b.wrk != nil {
 		res.DurationS = float64(ceilSeconds(b.o.Duration))

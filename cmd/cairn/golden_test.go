@@ -136,7 +136,19 @@ func normalise(raw string) string {
 	return status + "\r\n" + strings.Join(hs, "\r\n") + "\r\n\r\n" + body
 }
 
+// goldenCaseSets holds more golden cases, registered by other test files (one per
+// feature) from init functions.
+var goldenCaseSets []func() []goldenCase
+
 func goldenCases() []goldenCase {
+	cases := baseGoldenCases()
+	for _, set := range goldenCaseSets {
+		cases = append(cases, set()...)
+	}
+	return cases
+}
+
+func baseGoldenCases() []goldenCase {
 	putText := func(path, value string, h ...string) func(*testing.T, *child) {
 		return func(t *testing.T, s *child) { s.mustPut(t, path, value, h...) }
 	}

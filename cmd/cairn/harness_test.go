@@ -13,10 +13,12 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/textproto"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -662,5 +664,89 @@ func forEachDialect(t *testing.T, args []string, fn func(t *testing.T, s *child,
 			s := startServerWithTypes(t, map[string]string{e2eType: e2eTypeProps}, append([]string{"--dialect", d.name}, args...)...)
 			fn(t, s, d)
 		})
+	}
+}
+
+// ---------------------------------------------------------------------------------------
+// Streamed responses
+
+// streamResp is a response read off the wire with its HTTP chunks kept apart, for the
+// streamed formats whose clients parse each chunk on its own.
+type streamResp struct {
+	StatusCode int
+	Header     http.Header
+	// Chunks are the chunk payloads in order (without the terminating empty chunk);
+	// nil when the response was not chunked.
+	Chunks []string
+	// Body is the whole decoded body.
+	Body string
+}
+
+// stream sends a request over a fresh connection and reads the response, decoding
+// chunked transfer encoding by hand so that chunk boundaries stay visible.
+func (s *child) stream(t testing.TB, method, path string, h hdr) *streamResp {
+	t.Helper()
+	var b strings.Builder
+	b.WriteString(method + " " + path + " HTTP/1.1\r\nHost: " + s.Addr + "\r\n")
+	for i := 0; i+1 < len(h); i += 2 {
+		b.WriteString(h[i] + ": " + h[i+1] + "\r\n")
+	}
+	b.WriteString("Connection: close\r\n\r\n")
+	raw := rawExchange(t, s, b.String())
+	out, err := parseStreamResponse(raw, method == http.MethodHead)
+	if err != nil {
+		t.Fatalf("%s %s: %v\n%q", method, path, err, raw)
+	}
+	return out
+}
+
+// parseStreamResponse parses one raw HTTP/1.1 response.
+func parseStreamResponse(raw string, head bool) (*streamResp, error) {
+	br := bufio.NewReader(strings.NewReader(raw))
+	tp := textproto.NewReader(br)
+	line, err := tp.ReadLine()
+	if err != nil {
+		return nil, err
+	}
+	var proto string
+	out := &streamResp{}
+	if _, err := fmt.Sscanf(line, "%s %d", &proto, &out.StatusCode); err != nil {
+		return nil, fmt.Errorf("status line %q: %w", line, err)
+	}
+	mh, err := tp.ReadMIMEHeader()
+	if err != nil {
+		return nil, err
+	}
+	out.Header = http.Header(mh)
+	if head {
+		return out, nil
+	}
+	if !strings.EqualFold(out.Header.Get("Transfer-Encoding"), "chunked") {
+		rest, err := io.ReadAll(br)
+		out.Body = string(rest)
+		return out, err
+	}
+	out.Chunks = []string{}
+	for {
+		sz, err := tp.ReadLine()
+		if err != nil {
+			return nil, fmt.Errorf("chunk size: %w", err)
+		}
+		n, err := strconv.ParseInt(strings.TrimSpace(strings.SplitN(sz, ";", 2)[0]), 16, 64)
+		if err != nil {
+			return nil, fmt.Errorf("chunk size %q: %w", sz, err)
+		}
+		if n == 0 {
+			return out, nil
+		}
+		buf := make([]byte, n+2)
+		if _, err := io.ReadFull(br, buf); err != nil {
+			return nil, fmt.Errorf("chunk body: %w", err)
+		}
+		if string(buf[n:]) != "\r\n" {
+			return nil, fmt.Errorf("chunk not followed by CRLF")
+		}
+		out.Chunks = append(out.Chunks, string(buf[:n]))
+		out.Body += string(buf[:n])
 	}
 }

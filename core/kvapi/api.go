@@ -83,6 +83,8 @@ type loc struct {
 	typ    string
 	bucket string
 	key    string
+	// rest is a route's rest capture ({walk*}, {query*}), still percent-encoded.
+	rest string
 }
 
 // resource is one webmachine-style resource: the methods it allows, in the order the
@@ -127,21 +129,32 @@ func (a *API) routes(r *mux.Router) {
 	a.route(r, object, wire.APIBuckets, "/buckets/{bucket}/keys/{key}", false)
 
 	// Old API (/store or /riak), in the reference's route order.
+	a.route(r, a.bucketsResource(), wire.APIOld, oldPrefix, false)
 	a.route(r, create, wire.APIOld, oldPrefix+"/{bucket}", true).MatcherFunc(isPost)
 	a.route(r, props, wire.APIOld, oldPrefix+"/{bucket}", true).MatcherFunc(wantsOldProps)
+	a.route(r, a.keysResource(), wire.APIOld, oldPrefix+"/{bucket}", true).MatcherFunc(wantsOldKeys)
 	a.route(r, object, wire.APIOld, oldPrefix+"/{bucket}/{key}", false)
+	a.route(r, a.walkResource(), wire.APIOld, oldPrefix+"/{bucket}/{key}/{walk*}", false)
+
+	// 1.4-style counters (default type only) and the typed data-type path.
+	a.route(r, a.counterResource(), wire.APIBuckets, "/buckets/{bucket}/counters/{key}", false)
+	a.route(r, a.datatypeResource(), wire.APITyped, "/types/{type}/buckets/{bucket}/datatypes/{key}", false)
 
 	// New API, default type and typed.
 	for _, p := range []struct {
 		prefix string
 		api    wire.API
 	}{{"", wire.APIBuckets}, {"/types/{type}", wire.APITyped}} {
+		a.route(r, a.bucketsResource(), p.api, p.prefix+"/buckets", false)
 		a.route(r, propsNew, p.api, p.prefix+"/buckets/{bucket}/props", false)
 		a.route(r, create, p.api, p.prefix+"/buckets/{bucket}/keys", true).MatcherFunc(isPost)
+		a.route(r, a.keysResource(), p.api, p.prefix+"/buckets/{bucket}/keys", false)
 		if p.api == wire.APITyped {
 			a.route(r, object, p.api, p.prefix+"/buckets/{bucket}/keys/{key}", false)
 		}
-		a.route(r, a.preflistResource(), p.api, p.prefix+"/buckets/{bucket}/keys/{key}/preflist", true)
+		a.route(r, a.preflistResource(), p.api, p.prefix+"/buckets/{bucket}/keys/{key}/preflist", false)
+		a.route(r, a.walkResource(), p.api, p.prefix+"/buckets/{bucket}/keys/{key}/{walk*}", false)
+		a.route(r, a.indexResource(), p.api, p.prefix+"/buckets/{bucket}/index/{query*}", false)
 	}
 	a.route(r, a.typePropsResource(), wire.APITyped, "/types/{type}/props", false)
 
@@ -192,6 +205,10 @@ func (a *API) route(r *mux.Router, res resource, api wire.API, path string, guar
 				l.bucket = wire.Unquote(caps[i])
 			case "key":
 				l.key = wire.Unquote(caps[i])
+			default:
+				if tmpl.segs[len(tmpl.segs)-1].rest && i == len(tmpl.slot)-1 {
+					l.rest = caps[i]
+				}
 			}
 		}
 		res.handle(w, req, l)
@@ -225,6 +242,12 @@ func wantsOldProps(r *http.Request, _ *mux.RouteMatch) bool {
 	q := r.URL.Query()
 	k := q.Get("keys")
 	return q.Get("props") != "false" && k != "true" && k != "stream"
+}
+
+// wantsOldKeys is the guard of the old-API key-listing route: keys=true or keys=stream.
+func wantsOldKeys(r *http.Request, _ *mux.RouteMatch) bool {
+	k := r.URL.Query().Get("keys")
+	return k == "true" || k == "stream"
 }
 
 // normalizePath drops empty path segments (so /buckets/b/keys/ ≡ /buckets/b/keys), as

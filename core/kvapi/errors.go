@@ -30,11 +30,17 @@ var statusOf = map[string]int{
 //     reference's bodies are carried verbatim in Message);
 //   - a *core.Error without a message → its status and the webmachine status page;
 //   - a request body over the limit → 413;
+//   - a listing's timeout → 200 {"error":"timeout"} (the reference's answer);
 //   - anything else → logged with the request id, and a 500 page that names the id.
 func (a *API) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	var mbe *http.MaxBytesError
 	if errors.As(err, &mbe) {
 		writeText(w, http.StatusRequestEntityTooLarge, "Object exceeds the maximum size of "+strconv.FormatInt(mbe.Limit, 10)+" bytes\n")
+		return
+	}
+	if errors.Is(err, errListingTimeout) {
+		// The reference answers a listing's timeout with 200 and an error object.
+		_ = httpx.WriteFull(w, http.StatusOK, "application/json", []byte(`{"error":"timeout"}`))
 		return
 	}
 	e := core.AsError(err)

@@ -11,7 +11,9 @@ import (
 // router still dispatches (through mux.MatcherFunc), names routes and runs middleware.
 //
 // A segment is a literal ("buckets"), a set of literal alternatives ("{prefix:store|riak}",
-// not captured), or a capture ("{bucket}"). Captures are returned still percent-encoded.
+// not captured), or a capture ("{bucket}"). The last segment may be a rest capture
+// ("{walk*}"), which takes one or more remaining segments with their slashes. Captures
+// are returned still percent-encoded.
 type template struct {
 	pattern string
 	segs    []tmplSeg
@@ -23,16 +25,24 @@ type tmplSeg struct {
 	literal string   // for a literal segment
 	alts    []string // for an alternatives segment
 	capture bool
+	rest    bool // a capture of every remaining segment (last segment only)
 }
 
-// maxCaptures bounds the captures of one template (type, bucket, key).
-const maxCaptures = 3
+// maxCaptures bounds the captures of one template (type, bucket, key, rest).
+const maxCaptures = 4
 
 // parseTemplate parses a pattern such as "/types/{type}/buckets/{bucket}/keys/{key}".
 func parseTemplate(pattern string) *template {
 	t := &template{pattern: pattern}
-	for _, s := range strings.Split(strings.TrimPrefix(pattern, "/"), "/") {
+	segs := strings.Split(strings.TrimPrefix(pattern, "/"), "/")
+	for i, s := range segs {
 		switch {
+		case strings.HasPrefix(s, "{") && strings.HasSuffix(s, "*}"):
+			if i != len(segs)-1 {
+				panic(fmt.Sprintf("kvapi: template %q: a rest capture must be the last segment", pattern))
+			}
+			t.segs = append(t.segs, tmplSeg{capture: true, rest: true})
+			t.slot = append(t.slot, s[1:len(s)-2])
 		case s == "":
 			// the root pattern "/" has no segments
 		case strings.HasPrefix(s, "{") && strings.HasSuffix(s, "}"):
@@ -66,6 +76,12 @@ func (t *template) match(p string, caps *[maxCaptures]string) bool {
 			return false
 		}
 		var s string
+		if seg.rest {
+			if caps != nil {
+				caps[n] = rest
+			}
+			return true
+		}
 		if j := strings.IndexByte(rest, '/'); j >= 0 {
 			s, rest = rest[:j], rest[j+1:]
 			if rest == "" {

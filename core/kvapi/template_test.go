@@ -25,6 +25,10 @@ func TestTemplateMatch(t *testing.T) {
 		{"/ping", "/ping", true, nil},
 		{"/ping", "/", false, nil},
 		{"/ping", "", false, nil},
+		{"/buckets/{bucket}/keys/{key}/{walk*}", "/buckets/b/keys/k/b2,t,1", true, []string{"b", "k", "b2,t,1"}},
+		{"/buckets/{bucket}/keys/{key}/{walk*}", "/buckets/b/keys/k/_,_,_/x,%2C,1", true, []string{"b", "k", "_,_,_/x,%2C,1"}},
+		{"/buckets/{bucket}/keys/{key}/{walk*}", "/buckets/b/keys/k", false, nil},
+		{"/buckets/{bucket}/index/{query*}", "/buckets/b/index/f_bin/a/z", true, []string{"b", "f_bin/a/z"}},
 	}
 	for i, tt := range tests {
 		tmpl := parseTemplate(tt.pattern)

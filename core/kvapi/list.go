@@ -1,0 +1,243 @@
+package kvapi
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"net/url"
+	"strconv"
+	"time"
+
+	"github.com/cairnkv/cairn/core/httpx"
+	"github.com/cairnkv/cairn/core/kvapi/wire"
+)
+
+// Key and bucket listing (details §6). Every listing reads one kv.View snapshot:
+// keys=true bodies go through writeProduced (constant memory, Content-Length), streams
+// send one JSON object per HTTP chunk.
+
+// listBatch is how many names one streamed chunk carries.
+const listBatch = 1000
+
+// listParams are a listing's query parameters.
+type listParams struct {
+	mode    string // "true", "stream" or "" (no listing asked for)
+	props   bool   // old API: include the bucket properties
+	timeout time.Duration
+}
+
+// parseListParams reads the listing mode from param (keys or buckets), the old API's
+// props flag and the timeout, answering the reference's 400 for a bad timeout.
+func parseListParams(q url.Values, param string) (listParams, error) {
+	p := listParams{props: q.Get("props") != "false"}
+	switch v := q.Get(param); v {
+	case "true", "stream":
+		p.mode = v
+	}
+	if v, ok := q["timeout"]; ok {
+		ms, err := strconv.ParseInt(v[0], 10, 64)
+		if err != nil || ms < 0 {
+			return p, badRequest(wire.TimeoutError(v[0]))
+		}
+		p.timeout = time.Duration(ms) * time.Millisecond
+	}
+	return p, nil
+}
+
+// context bounds ctx by the listing's timeout; 0 means none.
+func (p listParams) context(ctx context.Context) (context.Context, context.CancelFunc) {
+	if p.timeout == 0 {
+		return ctx, func() {}
+	}
+	return context.WithTimeout(ctx, p.timeout)
+}
+
+func (a *API) bucketsResource() resource {
+	return resource{name: "kv_wm_buckets", methods: []string{"HEAD", "GET"}, handle: a.listBuckets}
+}
+
+func (a *API) keysResource() resource {
+	return resource{name: "kv_wm_keylist", methods: []string{"HEAD", "GET"}, handle: a.listKeys}
+}
+
+// listKeys serves GET /buckets/B/keys?keys=true|stream (and typed), and the old API's
+// /store/B?keys=true|stream, whose body also carries the bucket properties unless
+// props=false.
+func (a *API) listKeys(w http.ResponseWriter, r *http.Request, l loc) {
+	p, err := parseListParams(query(r), "keys")
+	if err != nil {
+		a.writeError(w, r, err)
+		return
+	}
+	if _, ok := negotiate(r, "application/json"); !ok {
+		writeStatusPage(w, r, http.StatusNotAcceptable)
+		return
+	}
+	var propsJSON []byte
+	if l.api == wire.APIOld && p.props {
+		bp, err := a.kv.Props(r.Context(), l.typ, l.bucket)
+		if err != nil {
+			a.writeError(w, r, bodyless(err))
+			return
+		}
+		if propsJSON, err = json.Marshal(bp); err != nil {
+			a.writeError(w, r, err)
+			return
+		}
+	}
+	ctx, cancel := p.context(r.Context())
+	defer cancel()
+	view, err := a.kv.View(ctx)
+	if err != nil {
+		a.writeError(w, r, err)
+		return
+	}
+	defer view.Close()
+	if err := view.CheckType(ctx, l.typ); err != nil {
+		a.writeError(w, r, bodyless(err))
+		return
+	}
+	each := func(fn func(string) error) error { return view.Keys(ctx, l.typ, l.bucket, fn) }
+	switch p.mode {
+	case "stream":
+		var first []byte
+		if l.api == wire.APIOld {
+			first = []byte("{}")
+			if propsJSON != nil {
+				first = append(append([]byte(`{"props":`), propsJSON...), '}')
+			}
+		}
+		a.streamNames(w, r, first, "keys", each)
+	case "true":
+		head := []byte(`{"keys":[`)
+		if propsJSON != nil {
+			head = append(append([]byte(`{"props":`), propsJSON...), `,"keys":[`...)
+		}
+		a.writeNames(w, r, head, each)
+	default:
+		_ = httpx.WriteFull(w, http.StatusOK, "application/json", []byte("{}"))
+	}
+}
+
+// listBuckets serves GET /buckets?buckets=true|stream (and typed, and the old API's
+// /store?buckets=...). Without the parameter it answers an empty list, which is what the
+// reference evidently means to do (it crashes instead).
+func (a *API) listBuckets(w http.ResponseWriter, r *http.Request, l loc) {
+	p, err := parseListParams(query(r), "buckets")
+	if err != nil {
+		a.writeError(w, r, err)
+		return
+	}
+	if _, ok := negotiate(r, "application/json"); !ok {
+		writeStatusPage(w, r, http.StatusNotAcceptable)
+		return
+	}
+	ctx, cancel := p.context(r.Context())
+	defer cancel()
+	view, err := a.kv.View(ctx)
+	if err != nil {
+		a.writeError(w, r, err)
+		return
+	}
+	defer view.Close()
+	if err := view.CheckType(ctx, l.typ); err != nil {
+		a.writeError(w, r, bodyless(err))
+		return
+	}
+	each := func(fn func(string) error) error { return view.Buckets(ctx, l.typ, fn) }
+	switch p.mode {
+	case "stream":
+		a.streamNames(w, r, nil, "buckets", each)
+	case "true":
+		a.writeNames(w, r, []byte(`{"buckets":[`), each)
+	default:
+		_ = httpx.WriteFull(w, http.StatusOK, "application/json", []byte(`{"buckets":[]}`))
+	}
+}
+
+// isTimeout reports whether err is a listing's deadline passing.
+func isTimeout(err error) bool { return errors.Is(err, context.DeadlineExceeded) }
+
+// writeNames writes head, the names as a JSON array's elements, and "]}" as one
+// non-streamed body. A listing that times out answers 200 {"error":"timeout"}, as the
+// reference does.
+func (a *API) writeNames(w http.ResponseWriter, r *http.Request, head []byte, each func(func(string) error) error) {
+	var buf []byte
+	a.writeProduced(w, r, http.StatusOK, "application/json", func(emit func([]byte) error) error {
+		if err := emit(head); err != nil {
+			return err
+		}
+		first := true
+		err := each(func(name string) error {
+			buf = buf[:0]
+			if !first {
+				buf = append(buf, ',')
+			}
+			first = false
+			buf = wire.AppendJSONString(buf, name)
+			return emit(buf)
+		})
+		if isTimeout(err) {
+			return errListingTimeout
+		}
+		if err != nil {
+			return err
+		}
+		return emit([]byte("]}"))
+	})
+}
+
+// errListingTimeout is a non-streamed listing whose timeout passed: writeError answers it
+// with the reference's 200 {"error":"timeout"}.
+var errListingTimeout = errors.New("kvapi: listing timed out")
+
+// streamNames streams a listing: first (if any) as its own chunk, then {"<field>":[...]}
+// chunks of up to listBatch names, then a final {"<field>":[]}; a timeout or failure
+// after the first chunk ends the stream with {"error":"..."} instead.
+func (a *API) streamNames(w http.ResponseWriter, r *http.Request, first []byte, field string, each func(func(string) error) error) {
+	w.Header().Set("Content-Type", "application/json")
+	cw := httpx.NewChunkWriter(w)
+	w.WriteHeader(http.StatusOK)
+	if r.Method == http.MethodHead {
+		return
+	}
+	if first != nil {
+		if err := cw.WriteChunk(first); err != nil {
+			return
+		}
+	}
+	open := []byte(`{"` + field + `":[`)
+	buf := append([]byte(nil), open...)
+	n := 0
+	flush := func() error {
+		buf = append(buf, "]}"...)
+		err := cw.WriteChunk(buf)
+		buf, n = append(buf[:0], open...), 0
+		return err
+	}
+	err := each(func(name string) error {
+		if n > 0 {
+			buf = append(buf, ',')
+		}
+		buf = wire.AppendJSONString(buf, name)
+		if n++; n == listBatch {
+			return flush()
+		}
+		return nil
+	})
+	if err == nil && n > 0 {
+		err = flush()
+	}
+	switch {
+	case err == nil:
+		_ = cw.WriteChunk(append(open, "]}"...))
+	case isTimeout(err):
+		_ = cw.WriteChunk([]byte(`{"error":"timeout"}`))
+	case r.Context().Err() != nil:
+		// The client went away; there is no one to tell.
+	default:
+		a.log.Error("kv: listing failed", "path", r.URL.Path, "request_id", httpx.RequestIDFrom(r.Context()), "err", err)
+		_ = cw.WriteChunk([]byte(`{"error":"internal error; request id ` + httpx.RequestIDFrom(r.Context()) + `"}`))
+	}
+}
