@@ -55,7 +55,7 @@ func (v *View) Keys(ctx context.Context, typ, bucket string, fn func(key string)
 		return err
 	}
 	prefix := storage.KeyString(storage.TagObject, typ, bucket)
-	it := v.snap.IteratePrefix(prefix)
+	it := v.snap.Scan(prefix)
 	defer it.Release()
 	n := 0
 	for it.Next() {
@@ -93,7 +93,7 @@ func (v *View) Buckets(ctx context.Context, typ string, fn func(bucket string) e
 		return err
 	}
 	typePrefix := storage.KeyString(storage.TagObject, typ)
-	it := v.snap.IteratePrefix(typePrefix)
+	it := v.snap.Scan(typePrefix)
 	defer it.Release()
 	ok := it.Next()
 	n := 0

@@ -511,6 +511,14 @@ func TestIterateBounds(t *testing.T) {
 		{"nil hi runs to end", func() *Iterator { return db.Iterate(k("t", "b10", "d"), nil) },
 			[]string{"d=10", "schema=1"}}, // TagMeta sorts after TagObject
 		{"missing prefix", func() *Iterator { return db.IteratePrefix(k("t", "nope")) }, nil},
+		{"snapshot scan is exact", func() *Iterator {
+			snap, err := db.NewSnapshot()
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(snap.Release)
+			return snap.Scan(k("t", "b1"))
+		}, []string{"a=1", "b=1", "b\x00=1", "c=1", "d=1"}},
 		{"tag prefix", func() *Iterator { return db.IteratePrefix([]byte{TagIndex}) }, nil},
 	}
 	for _, tt := range tests {

@@ -1,6 +1,9 @@
 package storage
 
-import "github.com/syndtr/goleveldb/leveldb"
+import (
+	"github.com/syndtr/goleveldb/leveldb"
+	"github.com/syndtr/goleveldb/leveldb/opt"
+)
 
 // Snapshot is a consistent read-only view of the DB at the moment it was taken; later
 // writes are invisible to it. It is safe for concurrent use and must be released.
@@ -35,6 +38,17 @@ func (s *Snapshot) Iterate(lo, hi []byte) *Iterator {
 // IteratePrefix returns an iterator over the snapshot's keys that start with prefix.
 func (s *Snapshot) IteratePrefix(prefix []byte) *Iterator {
 	return s.Iterate(prefix, PrefixEnd(prefix))
+}
+
+// scanOptions are the read options of a bulk scan: the table blocks it reads are not
+// added to the block cache, so one listing of a whole bucket neither grows the server's
+// memory by the cache's size nor evicts the blocks that serve point reads (LevelDB's
+// advice for bulk scans).
+var scanOptions = &opt.ReadOptions{DontFillCache: true}
+
+// Scan is IteratePrefix for bulk scans (listings): blocks read are not cached.
+func (s *Snapshot) Scan(prefix []byte) *Iterator {
+	return newIterator(s.s.NewIterator(rangeOf(prefix, PrefixEnd(prefix)), scanOptions))
 }
 
 // Release frees the snapshot. Iterators created from it stay valid until released. It
