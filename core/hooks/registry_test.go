@@ -108,3 +108,29 @@ func TestRegistryCache(t *testing.T) {
 		t.Fatalf("after Invalidate: %v, want ErrNoFunction", err)
 	}
 }
+
+type sourceProvider struct{ *fakeProvider }
+
+func (sourceProvider) FromSource(source string, p Point) (any, error) {
+	if source == "bad" {
+		return nil, ErrNoFunction
+	}
+	return source + "@" + p.String(), nil
+}
+
+func TestFromSource(t *testing.T) {
+	if _, err := NewRegistry().FromSource(KindJavaScript, "function(){}", PointMap); !errors.Is(err, ErrNoJavaScript) {
+		t.Errorf("no runtime: %v", err)
+	}
+	r := NewRegistry(sourceProvider{&fakeProvider{kind: KindJavaScript}})
+	got, err := r.FromSource(KindJavaScript, "f", PointReduce)
+	if err != nil || got != "f@reduce" {
+		t.Errorf("FromSource = %v, %v", got, err)
+	}
+	if _, err := r.FromSource(KindJavaScript, "bad", PointMap); !errors.Is(err, ErrNoFunction) {
+		t.Errorf("bad source: %v", err)
+	}
+	if _, err := r.FromSource(KindWASM, "f", PointMap); !errors.Is(err, ErrNoFunction) {
+		t.Errorf("other kind: %v", err)
+	}
+}
