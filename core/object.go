@@ -3,7 +3,12 @@
 // standard library; every other package may import it.
 package core
 
-import "time"
+import (
+	"cmp"
+	"slices"
+	"strings"
+	"time"
+)
 
 // DefaultType is the name of the bucket type that the /buckets and /store (/riak) URL
 // forms address.
@@ -75,4 +80,35 @@ func (o *Object) LastModified() time.Time {
 		}
 	}
 	return t
+}
+
+// LinkAny is the wildcard of a link spec (link walking, link phases, linkfuns): as the
+// bucket or the tag it matches anything.
+const LinkAny = "_"
+
+// MatchingLinks returns the links stored with o whose bucket equals bucket and whose
+// tag equals tag, LinkAny matching anything: the reference's stock linkfun. Like the
+// reference it takes the links of every sibling that is not a tombstone, sorts them by
+// bucket, key and tag (byte order) and drops duplicates, so the result does not depend
+// on which sibling holds a link. A nil object has no links; the result is never nil.
+func (o *Object) MatchingLinks(bucket, tag string) []Link {
+	out := []Link{}
+	if o == nil {
+		return out
+	}
+	for i := range o.Siblings {
+		s := &o.Siblings[i]
+		if s.Deleted {
+			continue
+		}
+		for _, l := range s.Links {
+			if (bucket == LinkAny || l.Bucket == bucket) && (tag == LinkAny || l.Tag == tag) {
+				out = append(out, l)
+			}
+		}
+	}
+	slices.SortFunc(out, func(a, b Link) int {
+		return cmp.Or(strings.Compare(a.Bucket, b.Bucket), strings.Compare(a.Key, b.Key), strings.Compare(a.Tag, b.Tag))
+	})
+	return slices.Compact(out)
 }

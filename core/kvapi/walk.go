@@ -1,10 +1,64 @@
 package kvapi
 
-import "net/http"
+import (
+	"context"
+	"net/http"
+	"time"
 
-// walkResource serves link walking (being built: 501 until then).
+	"github.com/cairnkv/cairn/core/kv"
+	"github.com/cairnkv/cairn/core/kvapi/wire"
+)
+
+const (
+	// walkExpires is how far in the future a walk's Expires header lies (the
+	// reference's default cache_secs).
+	walkExpires = 600 * time.Second
+	// walkTimeout bounds a walk, as the reference's MapReduce default bounds the job a
+	// walk runs.
+	walkTimeout = 60 * time.Second
+)
+
+// walkResource is link walking: /store/B/K/steps, /buckets/B/keys/K/steps, and the
+// typed form, which is refused. POST behaves as GET (the reference offers it only so
+// that browsers can bypass their cache).
 func (a *API) walkResource() resource {
-	return resource{name: "kv_wm_link_walker", methods: []string{"HEAD", "GET", "POST"}, handle: func(w http.ResponseWriter, r *http.Request, l loc) {
-		writeStatusPage(w, r, http.StatusNotImplemented)
-	}}
+	return resource{name: "kv_wm_link_walker", methods: []string{"HEAD", "GET", "POST"}, handle: a.walk}
+}
+
+// walk checks the request in webmachine's order (malformed 400, forbidden 403, Accept
+// 406, origin 404), runs the walk and writes the nested multipart/mixed body with
+// Content-Length.
+func (a *API) walk(w http.ResponseWriter, r *http.Request, l loc) {
+	steps, err := wire.ParseWalk(l.rest)
+	if err != nil {
+		writeText(w, http.StatusBadRequest, wire.WalkErrorMessage(a.d))
+		return
+	}
+	if l.api == wire.APITyped {
+		writeText(w, http.StatusForbidden, wire.WalkTypedMessage)
+		return
+	}
+	if _, ok := wire.Negotiate(r.Header.Get("Accept"), []string{"multipart/mixed"}); !ok {
+		writeStatusPage(w, r, http.StatusNotAcceptable)
+		return
+	}
+	ks := make([]kv.WalkStep, len(steps))
+	for i, st := range steps {
+		ks[i] = kv.WalkStep{Bucket: st.Bucket, Tag: st.Tag, Keep: st.Keep}
+	}
+	ctx, cancel := context.WithTimeout(r.Context(), walkTimeout)
+	defer cancel()
+	results, err := a.kv.Walk(ctx, l.typ, l.bucket, l.key, ks, kv.WalkOptions{})
+	if err != nil {
+		if kv.IsNotFound(err) {
+			writeStatusPage(w, r, http.StatusNotFound)
+			return
+		}
+		a.writeError(w, r, err)
+		return
+	}
+	boundary := wire.NewBoundary()
+	body := wire.AppendWalk(make([]byte, 0, wire.WalkSizeHint(results)), boundary, results, l.api, a.d, wire.NewBoundary)
+	w.Header()["Expires"] = []string{wire.FormatHTTPDate(time.Now().Add(walkExpires))}
+	a.writeBody(w, r, http.StatusOK, wire.MultipartContentType(boundary), body)
 }
