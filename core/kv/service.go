@@ -342,7 +342,7 @@ func (s *Service) Put(ctx context.Context, req *PutRequest) (*core.Object, error
 		return nil, err
 	}
 	sync := o.DW.Resolve(p.NVal, p.DW) >= 1
-	obj, err := s.write(ctx, p, req.Type, req.Bucket, req.Key, ctxClock, v, sync, o.Precondition, false)
+	obj, err := s.write(ctx, p, req.Type, req.Bucket, req.Key, ctxClock, v, sync, o.Precondition, false, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -385,7 +385,7 @@ func (s *Service) Delete(ctx context.Context, typ, bucket, key string, opts Dele
 		return nil, err
 	}
 	sync := opts.DW.Resolve(p.NVal, p.DW) >= 1
-	obj, err := s.write(ctx, p, typ, bucket, key, ctxClock, tomb, sync, opts.Precondition, opts.Context == nil)
+	obj, err := s.write(ctx, p, typ, bucket, key, ctxClock, tomb, sync, opts.Precondition, opts.Context == nil, nil)
 	if err == nil {
 		s.queuePostcommit(p, hooks.OpDelete, obj)
 		if s.cfg.Observer != nil {
@@ -395,10 +395,18 @@ func (s *Service) Delete(ctx context.Context, typ, bucket, key string, opts Dele
 	return obj, err
 }
 
-// write is the read-modify-write shared by Put and Delete. For a delete (v.Deleted)
-// the key must hold a live object; useStored makes the stored clock the context.
+// updateFunc computes a write's value from the current object (nil when the key is
+// absent or its tombstone has expired) under the key's lock. keep lists the current
+// siblings (indexes into current.Siblings) that stay next to the new value; the write
+// supersedes the others (it is made with the stored clock as its context). An error
+// aborts the write and is returned as is.
+type updateFunc func(current *core.Object) (v core.Sibling, keep []int, err error)
+
+// write is the read-modify-write shared by Put, Delete and CounterAdd. For a delete
+// (v.Deleted) the key must hold a live object; useStored makes the stored clock the
+// context. update, when set, replaces v by the value it computes under the lock.
 func (s *Service) write(ctx context.Context, p *core.BucketProps, typ, bucket, key string, ctxClock vclock.VClock,
-	v core.Sibling, sync bool, pre func(*core.Object) error, useStored bool) (*core.Object, error) {
+	v core.Sibling, sync bool, pre func(*core.Object) error, useStored bool, update updateFunc) (*core.Object, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, &core.Error{Code: core.EUNAVAILABLE, Message: "request timed out\n"}
 	}
@@ -436,12 +444,26 @@ func (s *Service) write(ctx context.Context, p *core.BucketProps, typ, bucket, k
 			return nil, err
 		}
 	}
+	var kept []storedSibling
+	if update != nil {
+		nv, keep, err := update(curObj)
+		if err != nil {
+			return nil, err
+		}
+		v, useStored = nv, true // the value was computed from everything stored
+		for _, i := range keep {
+			kept = append(kept, cur.siblings[i])
+		}
+	}
 	if useStored && cur != nil {
 		ctxClock = stored
 	}
 	v.VTag = core.NewVTag()
 	v.LastModified = now.UTC()
 	next := resolve(cur, stored, ctxClock, v, p, s.nodeID, now, s.pruneOptions(p))
+	if len(kept) > 0 {
+		next.siblings = append(kept, next.siblings...)
+	}
 
 	b := s.db.NewBatch()
 	enc := next.encode()

@@ -1,17 +1,143 @@
 package kvapi
 
-import "net/http"
+import (
+	"bytes"
+	"errors"
+	"net/http"
+	"strconv"
+	"strings"
 
-// counterResource serves 1.4-style counters (being built: 501 until then).
+	"github.com/cairnkv/cairn/core"
+	"github.com/cairnkv/cairn/core/httpx"
+	"github.com/cairnkv/cairn/core/kv"
+	"github.com/cairnkv/cairn/core/kvapi/wire"
+)
+
+// counterBodyLimit bounds a counter update's body: a decimal int64 with a sign and some
+// surrounding whitespace fits many times over.
+const counterBodyLimit = 1024
+
+// counterOffers is what the counter resource produces.
+var counterOffers = []string{"text/plain"}
+
+// counterResource serves 1.4-style counters, /buckets/B/counters/K (default type only):
+// POST adds the body's integer, GET answers the value. kv.CounterAdd documents the
+// counter's semantics and stored form.
 func (a *API) counterResource() resource {
 	return resource{name: "kv_wm_counter", methods: []string{"GET", "POST"}, handle: func(w http.ResponseWriter, r *http.Request, l loc) {
-		writeStatusPage(w, r, http.StatusNotImplemented)
+		if r.Method == http.MethodPost {
+			a.postCounter(w, r, l)
+			return
+		}
+		a.getCounter(w, r, l)
 	}}
 }
 
-// datatypeResource serves the typed data-type path (being built: 501 until then).
+// getCounter answers the counter's value, checking as the reference does: parameters
+// (400), then the fetch (404 for a missing or deleted counter), then Accept (406).
+func (a *API) getCounter(w http.ResponseWriter, r *http.Request, l loc) {
+	p, err := parseParams(query(r))
+	if err != nil {
+		a.writeError(w, r, err)
+		return
+	}
+	ctx, cancel := p.context(r.Context())
+	defer cancel()
+	v, err := a.kv.CounterValue(ctx, l.bucket, l.key, kv.GetOptions{R: p.r, PR: p.pr})
+	if err != nil {
+		a.writeError(w, r, err)
+		return
+	}
+	if _, ok := wire.Negotiate(r.Header.Get("Accept"), counterOffers); !ok {
+		writeStatusPage(w, r, http.StatusNotAcceptable)
+		return
+	}
+	_ = httpx.WriteFull(w, http.StatusOK, "text/plain", strconv.AppendInt(nil, v, 10))
+}
+
+// postCounter applies an update, checking as the reference does: the body (400 page),
+// parameters (400), Accept (406), then the update itself (409 without allow_mult, 400
+// for a quorum above n_val). It answers 204, or 200 with the new value when asked with
+// returnvalue=true.
+func (a *API) postCounter(w http.ResponseWriter, r *http.Request, l loc) {
+	body, err := readBody(w, r, counterBodyLimit)
+	if err != nil {
+		if httpx.IsTooLarge(err) {
+			writeStatusPage(w, r, http.StatusBadRequest) // no integer is that long
+			return
+		}
+		a.writeError(w, r, err)
+		return
+	}
+	delta, err := parseCounterDelta(body)
+	if err != nil {
+		if errors.Is(err, strconv.ErrRange) {
+			writeText(w, http.StatusBadRequest, "Counter increment out of range: "+string(bytes.TrimSpace(body))+
+				" does not fit in a signed 64-bit integer\n")
+			return
+		}
+		writeStatusPage(w, r, http.StatusBadRequest)
+		return
+	}
+	q := query(r)
+	p, err := parseParams(q)
+	if err != nil {
+		a.writeError(w, r, err)
+		return
+	}
+	if _, ok := wire.Negotiate(r.Header.Get("Accept"), counterOffers); !ok {
+		writeStatusPage(w, r, http.StatusNotAcceptable)
+		return
+	}
+	ctx, cancel := p.context(r.Context())
+	defer cancel()
+	v, err := a.kv.CounterAdd(ctx, l.bucket, l.key, delta, kv.PutOptions{W: p.w, DW: p.dw, PW: p.pw})
+	if err != nil {
+		a.writeError(w, r, err)
+		return
+	}
+	if q.Get("returnvalue") != "true" {
+		writeEmpty(w, http.StatusNoContent, "text/plain")
+		return
+	}
+	_ = httpx.WriteFull(w, http.StatusOK, "text/plain", strconv.AppendInt(nil, v, 10))
+}
+
+// parseCounterDelta reads a counter update's body: a decimal integer with an optional
+// sign, surrounded by optional whitespace. An integer outside the int64 range gives an
+// error wrapping strconv.ErrRange.
+func parseCounterDelta(body []byte) (int64, error) {
+	s := string(bytes.TrimSpace(body))
+	if s == "" {
+		return 0, errors.New("empty counter update")
+	}
+	digits := s
+	if s[0] == '-' || s[0] == '+' {
+		digits = s[1:]
+	}
+	if digits == "" || strings.IndexFunc(digits, func(c rune) bool { return c < '0' || c > '9' }) >= 0 {
+		return 0, errors.New("counter update is not a decimal integer")
+	}
+	return strconv.ParseInt(s, 10, 64)
+}
+
+// datatypeResource is /types/T/buckets/B/datatypes/K. For the default type it redirects
+// to the 1.4-style counter URL, as the reference does. Cairn does not implement the
+// bucket-type data types (counter, set, map, hll), so for any other existing type it
+// says so with 501; an unknown type is 404 as for objects.
 func (a *API) datatypeResource() resource {
 	return resource{name: "kv_wm_crdt", methods: []string{"HEAD", "GET", "POST"}, handle: func(w http.ResponseWriter, r *http.Request, l loc) {
-		writeStatusPage(w, r, http.StatusNotImplemented)
+		if l.typ == core.DefaultType {
+			w.Header()["Location"] = []string{"/buckets/" + wire.QuotePlus(l.bucket) + "/counters/" + wire.QuotePlus(l.key)}
+			writeText(w, http.StatusMovedPermanently, "Counters in the default bucket-type should use the legacy URL\n")
+			return
+		}
+		if _, err := a.kv.TypeProps(r.Context(), l.typ); err != nil {
+			a.writeError(w, r, err)
+			return
+		}
+		writeText(w, http.StatusNotImplemented, "Data types in bucket types are not supported: "+
+			"this server does not implement /types/"+wire.QuotePlus(l.typ)+"/buckets/B/datatypes/K "+
+			"(counter, set, map, hll); 1.4-style counters are served in the default type at /buckets/B/counters/K\n")
 	}}
 }
