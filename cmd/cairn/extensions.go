@@ -31,7 +31,7 @@ func extensions(ctx context.Context, cfg server.Config, log *slog.Logger) (*serv
 		return nil, fmt.Errorf("webassembly host: %w", err)
 	}
 	return &server.Extensions{
-		Providers: []hooks.Provider{native.New(), host},
+		Providers: []hooks.Provider{native.New(native.Options{Dialect: cfg.Dialect}), host},
 		Loader:    host,
 		Stats:     func() map[string]any { return wasmStats(host.Stats()) },
 		Close:     host.Close,

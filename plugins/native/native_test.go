@@ -129,7 +129,8 @@ func TestLookup(t *testing.T) {
 		{"riak_kv_wm_link_walker", "mapreduce_linkfun", hooks.PointKeyFun, hooks.ErrNoFunction, "not a chash_keyfun"},
 		{"riak_core_util", "nope", hooks.PointKeyFun, hooks.ErrNoFunction, "riak_core_util:nope"},
 		{"riak_core_util", "mapreduce_linkfun", hooks.PointLinkFun, hooks.ErrNoFunction, "riak_core_util:mapreduce_linkfun"},
-		{"riak_kv_mapreduce", "map_object_value", hooks.PointMap, hooks.ErrNoModule, `"riak_kv_mapreduce"`},
+		{"riak_kv_mapreduce", "map_object_value", hooks.PointReduce, hooks.ErrNoFunction, "riak_kv_mapreduce:map_object_value is a map function, not a reduce"},
+		{"riak_kv_mapred", "map_object_value", hooks.PointMap, hooks.ErrNoModule, `"riak_kv_mapred"`},
 		{"audit", "check", hooks.PointPrecommit, hooks.ErrNoModule, `"audit"`},
 		{"Riak_core_util", "chash_std_keyfun", hooks.PointKeyFun, hooks.ErrNoModule, `"Riak_core_util"`},
 	}
@@ -216,7 +217,7 @@ func TestThroughRegistry(t *testing.T) {
 			}
 		})
 	}
-	for _, mod := range []string{"wasm:riak_core_util", "plugin:riak_core_util", "riak_kv_mapreduce"} {
+	for _, mod := range []string{"wasm:riak_core_util", "plugin:riak_core_util", "riak_kv_mapred"} {
 		if _, err := reg.KeyFun(core.HookSpec{Mod: mod, Fun: "chash_std_keyfun"}); !errors.Is(err, hooks.ErrNoModule) {
 			t.Errorf("KeyFun(%s) error %v, want ErrNoModule", mod, err)
 		}
