@@ -6,11 +6,38 @@ import (
 
 const hexDigits = "0123456789abcdef"
 
-// AppendJSONString appends s as a JSON string literal, byte for byte what
-// encoding/json.Marshal writes for a string (invalid UTF-8 becomes U+FFFD; <, >, &,
-// U+2028 and U+2029 are escaped), without allocating. Listings and queries write many
-// keys through it.
-func AppendJSONString(dst []byte, s string) []byte {
+// jsonPlain marks the bytes that stand for themselves in a JSON string as encoding/json
+// writes it: printable ASCII except the quote, the backslash and the HTML-sensitive <,
+// > and &.
+var jsonPlain = func() (t [256]bool) {
+	for c := 0x20; c < 0x7f; c++ {
+		t[c] = c != '"' && c != '\\' && c != '<' && c != '>' && c != '&'
+	}
+	return t
+}()
+
+// AppendJSONString appends s (a string or bytes) as a JSON string literal, byte for byte
+// what encoding/json.Marshal writes for the string (invalid UTF-8 becomes U+FFFD; <, >,
+// &, U+2028 and U+2029 are escaped), without allocating. Listings and index queries write
+// every key through it; keys are usually plain ASCII, which a table check copies at once.
+func AppendJSONString[S ~string | ~[]byte](dst []byte, s S) []byte {
+	plain := true
+	for i := 0; i < len(s); i++ {
+		if !jsonPlain[s[i]] {
+			plain = false
+			break
+		}
+	}
+	if plain {
+		dst = append(dst, '"')
+		dst = append(dst, s...)
+		return append(dst, '"')
+	}
+	return appendJSONEscaped(dst, string(s))
+}
+
+// appendJSONEscaped is AppendJSONString's general case.
+func appendJSONEscaped(dst []byte, s string) []byte {
 	dst = append(dst, '"')
 	start := 0
 	for i := 0; i < len(s); {

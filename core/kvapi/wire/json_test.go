@@ -12,11 +12,18 @@ func TestAppendJSONString(t *testing.T) {
 			t.Errorf("AppendJSONString(%q) = %s, want %s", s, got, want)
 		}
 	}
-	if n := testing.AllocsPerRun(100, func() {
-		var buf [64]byte
-		AppendJSONString(buf[:0], "key-0001 with <html>")
-	}); n != 0 {
-		t.Errorf("allocates %v times", n)
+	for _, s := range []string{"key-0001", "key with <html> & é"} {
+		if n := testing.AllocsPerRun(100, func() {
+			var buf [64]byte
+			AppendJSONString(buf[:0], s)
+		}); n != 0 {
+			t.Errorf("AppendJSONString(%q) allocates %v times", s, n)
+		}
+	}
+	b := []byte("bytes\xff<")
+	want, _ := json.Marshal(string(b))
+	if got := AppendJSONString(nil, b); string(got) != string(want) {
+		t.Errorf("AppendJSONString(%q bytes) = %s, want %s", b, got, want)
 	}
 }
 
@@ -28,6 +35,9 @@ func FuzzAppendJSONString(f *testing.F) {
 		want, _ := json.Marshal(s)
 		if got := AppendJSONString(nil, s); string(got) != string(want) {
 			t.Fatalf("AppendJSONString(%q) = %s, want %s", s, got, want)
+		}
+		if got := AppendJSONString(nil, []byte(s)); string(got) != string(want) {
+			t.Fatalf("AppendJSONString(%q as bytes) = %s, want %s", s, got, want)
 		}
 	})
 }
