@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net/http"
 	"strconv"
+	"sync"
 
 	"github.com/cairnkv/cairn/core/httpx"
 )
@@ -15,6 +16,10 @@ const bufferedBodyLimit = 1 << 20
 
 // errBodyLimit stops the first pass of writeProduced when the body outgrows the buffer.
 var errBodyLimit = errors.New("kvapi: body over the buffer limit")
+
+// bodyBufs recycles the buffers of writeProduced's first pass (at most
+// bufferedBodyLimit each), so a query page does not allocate its body every time.
+var bodyBufs = sync.Pool{New: func() any { return new(bytes.Buffer) }}
 
 // produceFunc writes a response body as a sequence of pieces through emit. It must
 // produce exactly the same bytes each time it is called (it reads one storage snapshot),
@@ -29,7 +34,9 @@ type produceFunc func(emit func(piece []byte) error) error
 // headers are sent cuts the response short, so the client sees a truncated body rather
 // than a wrong one.
 func (a *API) writeProduced(w http.ResponseWriter, r *http.Request, status int, contentType string, produce produceFunc) {
-	var buf bytes.Buffer
+	buf := bodyBufs.Get().(*bytes.Buffer)
+	buf.Reset()
+	defer bodyBufs.Put(buf)
 	var total int64
 	overflow := false
 	err := produce(func(p []byte) error {
@@ -39,7 +46,7 @@ func (a *API) writeProduced(w http.ResponseWriter, r *http.Request, status int, 
 		}
 		if buf.Len()+len(p) > bufferedBodyLimit {
 			overflow = true
-			buf = bytes.Buffer{}
+			buf.Reset()
 			return nil
 		}
 		buf.Write(p)
