@@ -189,8 +189,11 @@ func (b *bench) phaseQuery(ctx context.Context) error {
 		resp.Body.Close()
 		el := time.Since(start)
 		peak := stop()
-		if err != nil || resp.StatusCode != http.StatusOK {
-			return fmt.Errorf("keys=%s: status %d, %v", mode, resp.StatusCode, err)
+		if err != nil {
+			return fmt.Errorf("keys=%s: %w", mode, err)
+		}
+		if resp.StatusCode != http.StatusOK {
+			return fmt.Errorf("keys=%s: status %d", mode, resp.StatusCode)
 		}
 		growth := float64(peak-idle) / 1024
 		keysPerSec := float64(b.o.QueryKeys) / el.Seconds()

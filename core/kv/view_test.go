@@ -98,7 +98,7 @@ func TestViewKeysAndBuckets(t *testing.T) {
 	// fn's error stops the scan and comes back.
 	stop := errors.New("stop")
 	n := 0
-	if err := v.Keys(ctx, core.DefaultType, "b", func(string) error { n++; return stop }); err != stop || n != 1 {
+	if err := v.Keys(ctx, core.DefaultType, "b", func(string) error { n++; return stop }); !errors.Is(err, stop) || n != 1 {
 		t.Errorf("stop: err %v after %d keys", err, n)
 	}
 	cctx, cancel := context.WithCancel(ctx)
