@@ -9,7 +9,28 @@ let current = '(setup)';
 
 function show(v) {
   if (Buffer.isBuffer(v)) return 'Buffer(' + JSON.stringify(v.toString()) + ')';
-  return util.inspect(v, { depth: 4, breakLength: Infinity });
+  const one = (x) => util.inspect(x, { depth: 4, breakLength: Infinity });
+  if (Array.isArray(v) && v.length > 6) { // on one line; long listings as their ends and length
+    const part = (a) => a.map(one).join(', ');
+    if (v.length <= 12) return '[ ' + part(v) + ' ]';
+    return '[ ' + part(v.slice(0, 5)) + ', … ' + (v.length - 8) + ' more …, ' + part(v.slice(-3)) + ' ] (' + v.length + ' items)';
+  }
+  return one(v);
+}
+
+// arrayDiff describes how two arrays differ: the first differing index, and the
+// elements only one of them has.
+function arrayDiff(actual, expected) {
+  let i = 0;
+  while (i < actual.length && i < expected.length && util.isDeepStrictEqual(actual[i], expected[i])) i++;
+  const key = (x) => JSON.stringify(x);
+  const count = (a) => a.reduce((m, x) => m.set(key(x), (m.get(key(x)) || 0) + 1), new Map());
+  const minus = (a, b) => {
+    const cb = count(b);
+    return a.filter((x) => { const n = cb.get(key(x)) || 0; cb.set(key(x), n - 1); return n <= 0; });
+  };
+  return ' (first difference at index ' + i + '; unexpected: ' + show(minus(actual, expected)) +
+    '; missing: ' + show(minus(expected, actual)) + ')';
 }
 
 function fail(msg) {
@@ -30,7 +51,8 @@ function ok(cond, what, detail) {
 
 function eq(actual, expected, what) {
   if (!util.isDeepStrictEqual(actual, expected)) {
-    fail(what + ': got ' + show(actual) + ', want ' + show(expected));
+    const diff = Array.isArray(actual) && Array.isArray(expected) ? arrayDiff(actual, expected) : '';
+    fail(what + ': got ' + show(actual) + ', want ' + show(expected) + diff);
   }
   console.log('ok   ' + what + ' = ' + show(expected));
 }
@@ -38,6 +60,11 @@ function eq(actual, expected, what) {
 // noErr fails when a client callback reported an error.
 function noErr(err, what) {
   if (err) fail(what + ': unexpected error ' + show(err && (err.stack || err.message || err)) + ' ' + show(err));
+}
+
+// info prints an observation that is not a check (e.g. how a stream was batched).
+function info(what) {
+  console.log('info ' + what);
 }
 
 function skip(what, why) {
@@ -48,6 +75,38 @@ function skip(what, why) {
 // callback that never comes is caught by the watchdog below.
 function call(fn) {
   return new Promise((resolve) => fn((...args) => resolve(args)));
+}
+
+// inParallel calls fn(item, index) for every item, at most limit calls at a time
+// (fn returns a promise), and resolves when all have finished.
+async function inParallel(items, limit, fn) {
+  let next = 0;
+  const worker = async () => {
+    while (next < items.length) {
+      const i = next++;
+      await fn(items[i], i);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+}
+
+// drain listens to a client's event emitter: it collects the payload of every
+// dataEvent and every 'error', and resolves with { items, errors, end } (end: the
+// arguments of the 'end' event) once 'end' is emitted. An 'error' listener is always
+// attached, as an emitter without one throws.
+function drain(emitter, dataEvent) {
+  return new Promise((resolve) => {
+    const items = [];
+    const errors = [];
+    emitter.on(dataEvent, (x) => items.push(x));
+    emitter.on('error', (e) => errors.push(e));
+    emitter.on('end', (...end) => resolve({ items, errors, end }));
+  });
+}
+
+// sorted returns a sorted copy (default string order).
+function sorted(a, cmp) {
+  return a.slice().sort(cmp);
 }
 
 // run executes main, then exits 0 after printing PASS. Uncaught exceptions (thrown by a
@@ -80,4 +139,4 @@ function target() {
   return { host, port };
 }
 
-module.exports = { step, ok, eq, noErr, skip, call, run, fail, target, show };
+module.exports = { step, ok, eq, noErr, skip, info, call, run, fail, target, show, inParallel, drain, sorted };
