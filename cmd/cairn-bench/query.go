@@ -211,7 +211,7 @@ func (b *bench) phaseQuery(ctx context.Context) error {
 	}
 
 	groups := max(1, b.o.QueryKeys/queryTermKeys)
-	rangeHTTP, err := b.timedHTTP(ctx, client, func(rng *rand.Rand) string {
+	rangeHTTP, err := b.timedHTTP(ctx, "query-range", client, func(rng *rand.Rand) string {
 		lo := rng.IntN(max(1, b.o.QueryKeys-queryTermKeys))
 		return fmt.Sprintf("%s/index/n_int/%d/%d?max_results=%d", base, lo, b.o.QueryKeys, queryTermKeys)
 	})
@@ -227,7 +227,7 @@ func (b *bench) phaseQuery(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	exactHTTP, err := b.timedHTTP(ctx, client, func(rng *rand.Rand) string {
+	exactHTTP, err := b.timedHTTP(ctx, "query-exact", client, func(rng *rand.Rand) string {
 		return fmt.Sprintf("%s/index/g_bin/%s", base, queryGroup(rng.IntN(groups)*queryTermKeys))
 	})
 	if err != nil {
@@ -266,7 +266,7 @@ func (b *bench) phaseQuery(ctx context.Context) error {
 // timedHTTP sends the queries url makes, one at a time, for the phase duration after a
 // warm-up, and returns results per second (a page's results are counted as the page
 // size: the pages are full by construction).
-func (b *bench) timedHTTP(ctx context.Context, client *http.Client, url func(*rand.Rand) string) (float64, error) {
+func (b *bench) timedHTTP(ctx context.Context, name string, client *http.Client, url func(*rand.Rand) string) (float64, error) {
 	rng := rand.New(rand.NewPCG(7, 7))
 	run := func(d time.Duration) (int, error) {
 		deadline := time.Now().Add(d)
@@ -294,8 +294,10 @@ func (b *bench) timedHTTP(ctx context.Context, client *http.Client, url func(*ra
 	if _, err := run(b.o.Warmup); err != nil {
 		return 0, err
 	}
+	stopProfile := b.profile(name)
 	start := time.Now()
 	pages, err := run(b.o.Duration)
+	stopProfile()
 	if err != nil {
 		return 0, err
 	}
