@@ -2,20 +2,23 @@ package main
 
 import (
 	"context"
-
+	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"path/filepath"
 
 	"github.com/cairnkv/cairn/core/hooks"
 	"github.com/cairnkv/cairn/core/server"
+	"github.com/cairnkv/cairn/plugins/jsvm"
 	"github.com/cairnkv/cairn/plugins/native"
 	"github.com/cairnkv/cairn/plugins/wasmhost"
 )
 
 // extensions builds the extension runtimes the server runs hooks with: the native
 // built-ins first, then the WebAssembly host, whose compilation cache lives under the
-// data directory.
+// data directory, then the JavaScript runtime (which has no module names: it serves
+// {"name": N} hooks and JavaScript MapReduce phases).
 func extensions(ctx context.Context, cfg server.Config, log *slog.Logger) (*server.Extensions, error) {
 	dir, err := filepath.Abs(cfg.DataDir)
 	if err != nil {
@@ -30,12 +33,45 @@ func extensions(ctx context.Context, cfg server.Config, log *slog.Logger) (*serv
 	if err != nil {
 		return nil, fmt.Errorf("webassembly host: %w", err)
 	}
+	js, err := jsvm.New(jsvm.Config{
+		SourceDir:   cfg.JSSourceDir,
+		MemoryLimit: int64(cfg.JSMemoryMB) << 20,
+		Timeout:     cfg.JSTimeout,
+		HookTimeout: cfg.JSHookTimeout,
+		Dialect:     cfg.Dialect,
+		Logger:      log,
+	})
+	if err != nil {
+		_ = host.Close(ctx)
+		return nil, fmt.Errorf("javascript runtime: %w", err)
+	}
 	return &server.Extensions{
-		Providers: []hooks.Provider{native.New(native.Options{Dialect: cfg.Dialect}), host},
+		Providers: []hooks.Provider{native.New(native.Options{Dialect: cfg.Dialect}), host, js},
 		Loader:    host,
-		Stats:     func() map[string]any { return wasmStats(host.Stats()) },
-		Close:     host.Close,
+		Stats: func() map[string]any {
+			m := wasmStats(host.Stats())
+			maps.Copy(m, jsStats(js.Stats()))
+			return m
+		},
+		Close: func(ctx context.Context) error {
+			return errors.Join(host.Close(ctx), js.Close(ctx))
+		},
 	}, nil
+}
+
+// jsStats turns the JavaScript runtime's counters into /stats keys.
+func jsStats(st jsvm.Stats) map[string]any {
+	var calls, failures int64
+	for _, n := range st.Calls {
+		calls += n
+	}
+	for _, n := range st.Failures {
+		failures += n
+	}
+	return map[string]any{
+		"js_calls_total": calls, "js_failures_total": failures, "js_vms": st.VMs, "js_vms_idle": st.Idle,
+		"js_vms_created_total": st.Created, "js_vms_recycled_total": st.Recycled,
+	}
 }
 
 // wasmStats turns the host's counters into /stats keys: totals over modules, plus the

@@ -145,7 +145,7 @@ func TestBucketProps(t *testing.T) {
 			// Hooks must name functions that exist (the hooks tests cover WASM modules).
 			r := s.do(t, "PUT", "/buckets/rt/props", jsonCT, `{"props":{"precommit":[{"mod":"m","fun":"f"}],"postcommit":[{"name":"Js.fun"}]}}`)
 			expect(t, r, 400, nil)
-			for _, want := range []string{`"precommit":"unknown_hook: m:f: no such module: \"m\""`, `"postcommit":"unknown_hook: Js.fun: JavaScript functions are not available on this server"`} {
+			for _, want := range []string{`"precommit":"unknown_hook: m:f: no such module: \"m\""`, `"postcommit":"unknown_hook: Js.fun: jsvm: no such function: JavaScript postcommit hooks are not supported (\"Js.fun\")"`} {
 				if !bytes.Contains(r.Body, []byte(want)) {
 					t.Errorf("400 body lacks %s: %s", want, r.Body)
 				}

@@ -16,6 +16,7 @@ import (
 	"github.com/cairnkv/cairn/core/httpx"
 	"github.com/cairnkv/cairn/core/kv"
 	"github.com/cairnkv/cairn/core/kvapi/wire"
+	"github.com/cairnkv/cairn/core/mapreduce"
 	"github.com/cairnkv/cairn/core/modules"
 )
 
@@ -36,6 +37,8 @@ type Config struct {
 	// credential, which AdminCheck verifies (key id and secret).
 	Modules    *modules.Service
 	AdminCheck func(keyID, secret string) bool
+	// MapReduce, if set, runs the jobs POSTed to /mapred (without it /mapred is 404).
+	MapReduce *mapreduce.Service
 }
 
 // API is the KV interface.
@@ -163,6 +166,7 @@ func (a *API) routes(r *mux.Router) {
 		a.route(r, a.moduleListResource(), 0, "/admin/modules", true)
 		a.route(r, a.moduleResource(), 0, "/admin/modules/{key}", true)
 	}
+	a.route(r, a.mapredResource(), 0, "/mapred", false)
 	a.route(r, a.statsResource(), 0, "/stats", false)
 	a.route(r, a.pingResource(), 0, "/ping", false)
 	if a.cfg.Metrics != nil {

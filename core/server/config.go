@@ -45,6 +45,26 @@ type Config struct {
 	// ModulesDir, if set, is a directory of *.wasm files registered at start under their
 	// file names (without .wasm), replacing stored modules of the same name.
 	ModulesDir string `json:"modules-dir"`
+	// MapReduceMaxJobs is the most MapReduce jobs that run at once; more wait for a
+	// slot within their own timeout (0: mapreduce.DefaultMaxJobs).
+	MapReduceMaxJobs int `json:"mapreduce-max-jobs"`
+	// MapReduceMaxResultSize bounds, in bytes, the results of a MapReduce job answered
+	// in one body (chunked results are not bounded) and the values one reduce phase
+	// holds (0: mapreduce.DefaultMaxResultBytes).
+	MapReduceMaxResultSize int64 `json:"mapreduce-max-result-size"`
+	// MapReduceMaxJobSize bounds the JSON of a MapReduce job, in bytes (0:
+	// mapreduce.DefaultMaxJobBytes).
+	MapReduceMaxJobSize int64 `json:"mapreduce-max-job-size"`
+	// JSSourceDir, if set, is a directory of *.js files every JavaScript VM loads: the
+	// functions they define can be named in MapReduce phases and precommit hooks.
+	JSSourceDir string `json:"js-source-dir"`
+	// JSMemoryMB caps the memory of each JavaScript VM, in MiB (0: the runtime's
+	// default, 32).
+	JSMemoryMB int `json:"js-memory-mb"`
+	// JSTimeout bounds one JavaScript map or reduce call, JSHookTimeout one precommit
+	// call (0: the runtime's defaults, 5s and 100ms).
+	JSTimeout     time.Duration `json:"js-timeout"`
+	JSHookTimeout time.Duration `json:"js-hook-timeout"`
 	// AdminKeyID and AdminKeySecret set the admin credential; when empty it is read from
 	// (or created at first start in) <data-dir>/admin-credentials.json.
 	AdminKeyID     string `json:"admin-key-id"`
@@ -102,6 +122,12 @@ func (c Config) Validate() error {
 		return fmt.Errorf("delete-reap-delay must be positive")
 	case c.WASMMemoryPages < 0 || c.WASMMemoryPages > 65536:
 		return fmt.Errorf("wasm-memory-pages must be between 0 and 65536")
+	case c.MapReduceMaxJobs < 0 || c.MapReduceMaxResultSize < 0 || c.MapReduceMaxJobSize < 0:
+		return fmt.Errorf("mapreduce-max-jobs, mapreduce-max-result-size and mapreduce-max-job-size must not be negative")
+	case c.JSMemoryMB < 0 || c.JSMemoryMB > 4096:
+		return fmt.Errorf("js-memory-mb must be between 0 and 4096")
+	case c.JSTimeout < 0 || c.JSHookTimeout < 0:
+		return fmt.Errorf("js-timeout and js-hook-timeout must not be negative")
 	case (c.AdminKeyID == "") != (c.AdminKeySecret == ""):
 		return fmt.Errorf("admin-key-id and admin-key-secret must be set together")
 	}

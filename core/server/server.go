@@ -22,6 +22,7 @@ import (
 	"github.com/cairnkv/cairn/core/kv"
 	"github.com/cairnkv/cairn/core/kvapi"
 	"github.com/cairnkv/cairn/core/kvapi/wire"
+	"github.com/cairnkv/cairn/core/mapreduce"
 	"github.com/cairnkv/cairn/core/modules"
 	"github.com/cairnkv/cairn/core/stats"
 	"github.com/cairnkv/cairn/core/storage"
@@ -105,9 +106,11 @@ func New(cfg Config, version string, log *slog.Logger) (*Server, error) {
 	if ext != nil && ext.Stats != nil {
 		st.AddSource(ext.Stats)
 	}
+	mr := mapreduce.New(svc, reg, mapreduce.Config{MaxJobs: cfg.MapReduceMaxJobs,
+		MaxResultBytes: cfg.MapReduceMaxResultSize, MaxJobBytes: cfg.MapReduceMaxJobSize, Logger: log})
 	api := kvapi.New(svc, kvapi.Config{Dialect: d, Version: version, Stats: st.Report, Logger: log,
 		Metrics: promhttp.HandlerFor(st.Prometheus(), promhttp.HandlerOpts{}),
-		Modules: mods, AdminCheck: cred.Matches})
+		Modules: mods, AdminCheck: cred.Matches, MapReduce: mr})
 	s.handler = httpx.Chain(api.Handler(),
 		httpx.RequestID,
 		httpx.Recover(log, kvapi.WriteInternalError),

@@ -1,0 +1,152 @@
+package mapreduce
+
+import (
+	"bytes"
+	"encoding/json"
+	"unicode/utf8"
+)
+
+// The job is read the way the reference reads it: object members in document order,
+// the first of duplicate names winning (Erlang's proplists), any JSON value allowed
+// wherever a field's presence is all that matters (null included).
+
+// member is one member of a JSON object.
+type member struct {
+	key string
+	val json.RawMessage
+}
+
+// members returns the members of a JSON object in document order; ok is false when raw
+// is not an object.
+func members(raw []byte) (ms []member, ok bool) {
+	if jsonKind(raw) != '{' {
+		return nil, false
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	if _, err := dec.Token(); err != nil { // {
+		return nil, false
+	}
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return nil, false
+		}
+		k, isStr := tok.(string)
+		if !isStr {
+			return nil, false
+		}
+		var v json.RawMessage
+		if err := dec.Decode(&v); err != nil {
+			return nil, false
+		}
+		ms = append(ms, member{k, v})
+	}
+	return ms, true
+}
+
+// get returns the value of the first member named key.
+func get(ms []member, key string) (json.RawMessage, bool) {
+	for _, m := range ms {
+		if m.key == key {
+			return m.val, true
+		}
+	}
+	return nil, false
+}
+
+// elements returns the elements of a JSON array; ok is false when raw is not an array.
+func elements(raw []byte) ([]json.RawMessage, bool) {
+	if jsonKind(raw) != '[' {
+		return nil, false
+	}
+	var es []json.RawMessage
+	if err := json.Unmarshal(raw, &es); err != nil {
+		return nil, false
+	}
+	return es, true
+}
+
+// jsonKind returns the first byte of a JSON value: '{', '[', '"', 't', 'f', 'n', or a
+// number's first byte ('-' or a digit); 0 for empty input.
+func jsonKind(raw []byte) byte {
+	for _, c := range raw {
+		switch c {
+		case ' ', '\t', '\r', '\n':
+			continue
+		}
+		return c
+	}
+	return 0
+}
+
+// isNumber reports whether raw is a JSON number.
+func isNumber(raw []byte) bool {
+	c := jsonKind(raw)
+	return c == '-' || (c >= '0' && c <= '9')
+}
+
+// str returns the string raw holds; ok is false when raw is not a JSON string.
+func str(raw []byte) (string, bool) {
+	if jsonKind(raw) != '"' {
+		return "", false
+	}
+	var s string
+	if err := json.Unmarshal(raw, &s); err != nil {
+		return "", false
+	}
+	return s, true
+}
+
+// compact returns raw without insignificant whitespace, as the reference re-encodes a
+// value it quotes in an error message.
+func compact(raw []byte) string {
+	var b bytes.Buffer
+	if err := json.Compact(&b, raw); err != nil {
+		return string(raw)
+	}
+	return b.String()
+}
+
+// appendString appends s as a JSON string. Like the reference's encoder it leaves '<',
+// '>' and '&' alone; invalid UTF-8 becomes U+FFFD.
+func appendString(dst []byte, s string) []byte {
+	const hex = "0123456789abcdef"
+	dst = append(dst, '"')
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			switch {
+			case c == '"' || c == '\\':
+				dst = append(dst, '\\', c)
+			case c == '\n':
+				dst = append(dst, '\\', 'n')
+			case c == '\r':
+				dst = append(dst, '\\', 'r')
+			case c == '\t':
+				dst = append(dst, '\\', 't')
+			case c < 0x20:
+				dst = append(dst, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xF])
+			default:
+				dst = append(dst, c)
+			}
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && size == 1:
+			dst = append(dst, `\ufffd`...)
+		case r == '\u2028' || r == '\u2029':
+			dst = append(dst, `\u202`...)
+			dst = append(dst, hex[r&0xF])
+		default:
+			dst = append(dst, s[i:i+size]...)
+		}
+		i += size
+	}
+	return append(dst, '"')
+}
+
+// jsonString returns s as a JSON string.
+func jsonString(s string) json.RawMessage { return appendString(nil, s) }
