@@ -211,14 +211,14 @@ func (b *bench) phaseQuery(ctx context.Context) error {
 	}
 
 	groups := max(1, b.o.QueryKeys/queryTermKeys)
-	rangeHTTP, err := b.timedHTTP(ctx, "query-range", client, func(rng *rand.Rand) string {
+	rangeHTTP, rangeHTTPPages, err := b.timedHTTP(ctx, "query-range", client, func(rng *rand.Rand) string {
 		lo := rng.IntN(max(1, b.o.QueryKeys-queryTermKeys))
 		return fmt.Sprintf("%s/index/n_int/%d/%d?max_results=%d", base, lo, b.o.QueryKeys, queryTermKeys)
 	})
 	if err != nil {
 		return fmt.Errorf("range query: %w", err)
 	}
-	rangeRaw, err := b.timedRaw(ctx, func(rng *rand.Rand) ([]byte, []byte) {
+	rangeRaw, rangeRawPages, err := b.timedRaw(ctx, func(rng *rand.Rand) ([]byte, []byte) {
 		lo := rng.IntN(max(1, b.o.QueryKeys-queryTermKeys))
 		t, _ := index.EncodeTerm("n_int", strconv.Itoa(lo))
 		from := storage.AppendComponent(index.FieldPrefix(core.DefaultType, queryBucket, "n_int"), t)
@@ -227,13 +227,13 @@ func (b *bench) phaseQuery(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	exactHTTP, err := b.timedHTTP(ctx, "query-exact", client, func(rng *rand.Rand) string {
+	exactHTTP, exactHTTPPages, err := b.timedHTTP(ctx, "query-exact", client, func(rng *rand.Rand) string {
 		return fmt.Sprintf("%s/index/g_bin/%s", base, queryGroup(rng.IntN(groups)*queryTermKeys))
 	})
 	if err != nil {
 		return fmt.Errorf("exact query: %w", err)
 	}
-	exactRaw, err := b.timedRaw(ctx, func(rng *rand.Rand) ([]byte, []byte) {
+	exactRaw, exactRawPages, err := b.timedRaw(ctx, func(rng *rand.Rand) ([]byte, []byte) {
 		p := storage.AppendComponent(index.FieldPrefix(core.DefaultType, queryBucket, "g_bin"), []byte(queryGroup(rng.IntN(groups)*queryTermKeys)))
 		return p, storage.PrefixEnd(p)
 	})
@@ -241,17 +241,18 @@ func (b *bench) phaseQuery(ctx context.Context) error {
 		return err
 	}
 	for _, p := range []struct {
-		name     string
-		http     float64
-		raw      float64
-		target   bool
-		describe string
+		name                string
+		http, raw           float64
+		httpPages, rawPages int
+		target              bool
+		describe            string
 	}{
-		{"2i range", rangeHTTP, rangeRaw, true, "n_int range, max_results=1000"},
-		{"2i exact", exactHTTP, exactRaw, false, "g_bin term of 1000 keys"},
+		{"2i range", rangeHTTP, rangeRaw, rangeHTTPPages, rangeRawPages, true, "n_int range, max_results=1000"},
+		{"2i exact", exactHTTP, exactRaw, exactHTTPPages, exactRawPages, false, "g_bin term of 1000 keys"},
 	} {
-		h := phaseResult{Name: p.name + " http", Server: "cairn", Conns: 1, RPS: p.http}
-		r := phaseResult{Name: p.name + " raw", Server: "leveldb", Conns: 1, RPS: p.raw}
+		// Requests counts pages; RPS counts results (index entries) per second.
+		h := phaseResult{Name: p.name + " http", Server: "cairn", Conns: 1, Requests: int64(p.httpPages), RPS: p.http}
+		r := phaseResult{Name: p.name + " raw", Server: "leveldb", Conns: 1, Requests: int64(p.rawPages), RPS: p.raw}
 		b.phases = append(b.phases, h, r)
 		b.logf("%s (%s): %.0f results/s over HTTP, %.0f entries/s from a raw iterator", p.name, p.describe, p.http, p.raw)
 		if p.target {
@@ -266,7 +267,7 @@ func (b *bench) phaseQuery(ctx context.Context) error {
 // timedHTTP sends the queries url makes, one at a time, for the phase duration after a
 // warm-up, and returns results per second (a page's results are counted as the page
 // size: the pages are full by construction).
-func (b *bench) timedHTTP(ctx context.Context, name string, client *http.Client, url func(*rand.Rand) string) (float64, error) {
+func (b *bench) timedHTTP(ctx context.Context, name string, client *http.Client, url func(*rand.Rand) string) (rate float64, pages int, err error) {
 	rng := rand.New(rand.NewPCG(7, 7))
 	run := func(d time.Duration) (int, error) {
 		deadline := time.Now().Add(d)
@@ -292,24 +293,24 @@ func (b *bench) timedHTTP(ctx context.Context, name string, client *http.Client,
 		return pages, nil
 	}
 	if _, err := run(b.o.Warmup); err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	stopProfile := b.profile(name)
 	start := time.Now()
-	pages, err := run(b.o.Duration)
+	pages, err = run(b.o.Duration)
 	stopProfile()
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
-	return float64(pages*queryTermKeys) / time.Since(start).Seconds(), nil
+	return float64(pages*queryTermKeys) / time.Since(start).Seconds(), pages, nil
 }
 
 // timedRaw reads queryTermKeys postings from the [lo, hi) ranges bounds makes, on one
 // snapshot, for the phase duration after a warm-up, and returns entries per second.
-func (b *bench) timedRaw(ctx context.Context, bounds func(*rand.Rand) ([]byte, []byte)) (float64, error) {
+func (b *bench) timedRaw(ctx context.Context, bounds func(*rand.Rand) ([]byte, []byte)) (rate float64, pages int, err error) {
 	view, err := b.srv.KV().View(ctx)
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	defer view.Close()
 	snap := view.Snapshot()
@@ -318,7 +319,9 @@ func (b *bench) timedRaw(ctx context.Context, bounds func(*rand.Rand) ([]byte, [
 	run := func(d time.Duration) (int, error) {
 		deadline := time.Now().Add(d)
 		entries := 0
+		pages = 0
 		for time.Now().Before(deadline) {
+			pages++
 			lo, hi := bounds(rng)
 			it := snap.Iterate(lo, hi)
 			n := 0
@@ -336,13 +339,13 @@ func (b *bench) timedRaw(ctx context.Context, bounds func(*rand.Rand) ([]byte, [
 		return entries, nil
 	}
 	if _, err := run(b.o.Warmup); err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	start := time.Now()
 	entries, err := run(b.o.Duration)
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	_ = sink
-	return float64(entries) / time.Since(start).Seconds(), nil
+	return float64(entries) / time.Since(start).Seconds(), pages, nil
 }
