@@ -272,6 +272,11 @@ var ErrBadToken = errors.New("index: malformed continuation")
 // Token produces (canonical base64url without padding, a known kind, a term length
 // within the token).
 func ParseCursor(token string) (Cursor, error) {
+	// The decoder skips CR and LF anywhere in its input, which would give one cursor
+	// many tokens: refuse them first.
+	if strings.ContainsAny(token, "\r\n") {
+		return Cursor{}, ErrBadToken
+	}
 	raw, err := base64.RawURLEncoding.Strict().DecodeString(token)
 	if err != nil || len(raw) == 0 {
 		return Cursor{}, ErrBadToken

@@ -167,6 +167,7 @@ func FuzzContinuation(f *testing.F) {
 	f.Add(true, []byte("term"), []byte("key"), "dAR0ZXJta2V5")
 	f.Add(false, []byte(nil), []byte("k\x00"), "a2sy")
 	f.Add(true, []byte("\x02\x01\x07"), []byte(""), "")
+	f.Add(false, []byte(nil), []byte(nil), "dAA\r0") // the base64 decoder skips CR and LF
 	f.Fuzz(func(t *testing.T, hasTerm bool, term, key []byte, token string) {
 		c := index.Cursor{HasTerm: hasTerm, Key: key}
 		if hasTerm {
