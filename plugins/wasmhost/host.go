@@ -319,6 +319,9 @@ func (h *Host) Modules() []hooks.ModuleInfo {
 // Timeout returns the deadline of one call at point p.
 func (h *Host) Timeout(p hooks.Point) time.Duration { return h.cfg.Timeouts[p] }
 
+// closeSweepLimit bounds how long Close keeps stopping calls that outlived its context.
+const closeSweepLimit = 2 * time.Second
+
 // Close stops taking calls, waits (until ctx is done) for the calls in flight, and
 // releases every module, the runtime and the compilation cache. Calls still running
 // when ctx is done are stopped: they fail as crashed.
@@ -346,7 +349,13 @@ func (h *Host) Close(ctx context.Context) error {
 		case <-ctx.Done():
 			err = fmt.Errorf("wasmhost: close: calls still running: %w", ctx.Err())
 			h.wd.closing.Store(true)
-			h.sweep(true, new([]*version))
+			// A guest's slow path may overwrite one raise of its fuel floor (see
+			// instance.watch), and the watchdog stops below: sweep until the stopped
+			// calls have ended, for a bounded time.
+			scratch := new([]*version)
+			for until := time.Now().Add(closeSweepLimit); h.sweep(true, scratch) > 0 && time.Now().Before(until); {
+				time.Sleep(time.Millisecond)
+			}
 		}
 	}
 	h.stopWatchdog()
