@@ -124,7 +124,10 @@ func ParseIndexHeaders(headers map[string][]string, d Dialect) ([]core.IndexEntr
 		if len(vals) > 1 {
 			v = strings.Join(vals, ", ")
 		}
-		isBin, isInt := strings.HasSuffix(field, "_bin"), strings.HasSuffix(field, "_int")
+		// A bare suffix is no field name (the reference's is_field_match wants a key
+		// longer than the suffix).
+		named := len(field) > len("_bin")
+		isBin, isInt := named && strings.HasSuffix(field, "_bin"), named && strings.HasSuffix(field, "_int")
 		if !isBin && !isInt {
 			bad = append(bad, IndexFieldError{Field: field, UnknownType: true})
 			continue

@@ -32,6 +32,8 @@ func TestParseIndexHeaders(t *testing.T) {
 			want: []core.IndexEntry{e("a_int", "2"), e("m_bin", ""), e("z_bin", "1")}},
 		{name: "bin bytes kept", headers: h{"X-Riak-Index-F_bin": {"Héllo , x"}}, want: []core.IndexEntry{e("f_bin", "Héllo "), e("f_bin", "x")}},
 		{name: "unknown type", headers: h{"X-Riak-Index-Foo": {"1"}}, wantErr: "Unknown field type for field: 'foo'.\n"},
+		{name: "bare suffix", headers: h{"X-Riak-Index-_bin": {"1"}}, wantErr: "Unknown field type for field: '_bin'.\n"},
+		{name: "bare int suffix", headers: h{"X-Store-Index-_INT": {"1"}}, wantErr: "Unknown field type for field: '_int'.\n"},
 		{name: "bad int", headers: h{"X-Riak-Index-Age_int": {"abc"}}, wantErr: "Could not parse field 'age_int', value 'abc'.\n"},
 		{name: "int with space", headers: h{"X-Riak-Index-Age_int": {"1 "}}, wantErr: "Could not parse field 'age_int', value '1 '.\n"},
 		{name: "empty int", headers: h{"X-Riak-Index-Age_int": {"1, "}}, wantErr: "Could not parse field 'age_int', value ''.\n"},
