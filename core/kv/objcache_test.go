@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/cairnkv/cairn/core"
+	"github.com/cairnkv/cairn/core/storage"
 )
 
 func TestObjectCacheEvictsByBytes(t *testing.T) {
@@ -92,5 +93,43 @@ func TestObjectCacheCoherentUnderRaces(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+func TestGetNoCacheFill(t *testing.T) {
+	dir := t.TempDir()
+	db, err := storage.Open(dir, storage.Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	s1, err := New(db, Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	put(t, s1, "b", "k", "value", nil)
+	s1.Close()
+	// A new service starts with an empty cache.
+	s, err := New(db, Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	o, err := s.Get(ctx, core.DefaultType, "b", "k", GetOptions{NoCacheFill: true})
+	if err != nil || string(o.Siblings[0].Value) != "value" {
+		t.Fatalf("get without filling: %v %v", o, err)
+	}
+	if n := s.CacheBytes(); n != 0 {
+		t.Errorf("a NoCacheFill miss filled the cache (%d bytes)", n)
+	}
+	if _, err := s.Get(ctx, core.DefaultType, "b", "k", GetOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if s.CacheBytes() == 0 {
+		t.Error("a plain miss did not fill the cache")
+	}
+	// A cached record is still served to a NoCacheFill read.
+	if o, err := s.Get(ctx, core.DefaultType, "b", "k", GetOptions{NoCacheFill: true}); err != nil || string(o.Siblings[0].Value) != "value" {
+		t.Fatalf("cached get without filling: %v %v", o, err)
 	}
 }

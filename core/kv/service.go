@@ -216,12 +216,12 @@ func (s *Service) readStored(k []byte) ([]byte, error) {
 // readRecordForGet is readRecord for fetches, which hold no lock: a hit is served from
 // the object cache; a miss takes the key's stripe lock to read storage and fill the
 // cache, so that it cannot cache a record older than one a concurrent write has just
-// cached.
-func (s *Service) readRecordForGet(typ, bucket, key string, k []byte) (*record, error) {
+// cached. Without fill a miss reads storage and leaves the cache alone.
+func (s *Service) readRecordForGet(typ, bucket, key string, k []byte, fill bool) (*record, error) {
 	if v, ok := s.cache.get(k); ok {
 		return decodeRecord(v)
 	}
-	if s.cache == nil {
+	if s.cache == nil || !fill {
 		return s.readRecord(k)
 	}
 	mu := s.lock(typ, bucket, key)
@@ -261,6 +261,10 @@ func checkQuorum(p *core.BucketProps, qs ...core.Quorum) error {
 // value is always satisfied.
 type GetOptions struct {
 	R, PR core.Quorum
+	// NoCacheFill makes a read that misses the object cache leave the cache as it is:
+	// bulk readers (MapReduce jobs over a whole bucket) use cached records but do not
+	// push the hot set out with records read once.
+	NoCacheFill bool
 }
 
 // Get returns the object stored under typ/bucket/key. A deleted object whose tombstone
@@ -275,7 +279,7 @@ func (s *Service) Get(ctx context.Context, typ, bucket, key string, opts GetOpti
 	if err := checkQuorum(p, opts.R, opts.PR); err != nil {
 		return nil, err
 	}
-	r, err := s.readRecordForGet(typ, bucket, key, objectKey(typ, bucket, key))
+	r, err := s.readRecordForGet(typ, bucket, key, objectKey(typ, bucket, key), !opts.NoCacheFill)
 	if err != nil {
 		return nil, fmt.Errorf("kv: get %s/%s: %w", bucket, key, err)
 	}
