@@ -43,14 +43,21 @@ $(GOLANGCI):
 lint: $(GOLANGCI)
 	$(GOLANGCI) run ./...
 
-# Every fuzz target runs briefly (FUZZTIME each) on top of its seed corpus.
+# Every fuzz target runs briefly (FUZZTIME each) on top of its seed corpus. A failure with
+# a failing input fails at once; one of the engine itself (a worker that died or hung under
+# load, no input to show) is printed and the target is run once more.
+FUZZLOG := $(or $(TMPDIR),/tmp)/cairn-fuzz.log
 fuzz:
 	@set -e; for pkg in $$($(GO) list ./...); do \
 	  dir=$$($(GO) list -f '{{.Dir}}' $$pkg); \
 	  for f in $$(grep -ho '^func Fuzz[A-Za-z0-9_]*' $$dir/*_test.go 2>/dev/null | sed 's/func //'); do \
 	    echo "fuzz $$pkg $$f"; \
-	    $(GO) test -run '^$$' -fuzz "^$$f$$" -fuzztime $(FUZZTIME) $$pkg >/dev/null || \
-	      { $(GO) test -run '^$$' -fuzz "^$$f$$" -fuzztime $(FUZZTIME) $$pkg; exit 1; }; \
+	    if ! $(GO) test -run '^$$' -fuzz "^$$f$$" -fuzztime $(FUZZTIME) $$pkg >$(FUZZLOG) 2>&1; then \
+	      cat $(FUZZLOG); \
+	      if grep -q 'Failing input written' $(FUZZLOG); then exit 1; fi; \
+	      echo "fuzz $$f failed without a failing input (the fuzzing engine itself); once more:"; \
+	      $(GO) test -run '^$$' -fuzz "^$$f$$" -fuzztime $(FUZZTIME) $$pkg; \
+	    fi; \
 	  done; \
 	done
 
