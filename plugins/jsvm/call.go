@@ -259,6 +259,11 @@ func (r *Runtime) call(ctx context.Context, p hooks.Point, ref funcRef, op strin
 		return "", r.failure(ref, hooks.Crashed, fmt.Errorf("engine panic: %v", panicked))
 	case err != nil:
 		kind, cause, recycle := r.classify(ctx, err, limit, p, ctxDeadline)
+		if kind == hooks.Failed && !time.Now().Before(deadline) {
+			// An exception the engine raised while being interrupted need not be its
+			// "interrupted" error (seen under load): past the deadline it is a timeout.
+			kind, cause, recycle = hooks.TimedOut, fmt.Errorf("ran past its time limit of %v for %s calls (%w)", limit, p, cause), true
+		}
 		pl.release(v, recycle)
 		return "", r.failure(ref, kind, cause)
 	}

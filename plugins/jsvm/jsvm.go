@@ -390,8 +390,13 @@ func (r *Runtime) compileIn(v *vm, source string, h [32]byte) (c *compiled, recy
 		c.err = &sourceError{"the JavaScript source does not compile: " + errText(err)}
 		return c, false, nil
 	}
+	start := time.Now()
 	if _, err = v.define(c, r.cfg.Timeout); err != nil {
 		var nf *notFunctionError
+		if !errors.As(err, &nf) && !recycleAfter(err) && time.Since(start) >= r.cfg.Timeout {
+			// Interrupted at its time limit, whatever the engine threw meanwhile.
+			return nil, true, &sourceError{fmt.Sprintf("evaluating the JavaScript source: interrupted: it ran past the time limit of %v (%s)", r.cfg.Timeout, errText(err))}
+		}
 		if !errors.As(err, &nf) {
 			return nil, recycleAfter(err), &sourceError{"evaluating the JavaScript source: " + errText(err)}
 		}
