@@ -9,6 +9,7 @@ import (
 	"github.com/cairnkv/cairn/core"
 	"github.com/cairnkv/cairn/core/httpx"
 	"github.com/cairnkv/cairn/core/index"
+	"github.com/cairnkv/cairn/core/jsonstr"
 	"github.com/cairnkv/cairn/core/kv"
 	"github.com/cairnkv/cairn/core/kvapi/wire"
 )
@@ -36,16 +37,11 @@ func (a *API) indexResource() resource {
 			return
 		}
 		w.Header()["Vary"] = []string{"Accept-Encoding"}
-		v, err := a.kv.View(r.Context())
-		if err != nil {
-			a.writeError(w, r, err)
+		v := a.listingView(r.Context(), w, r, l.typ)
+		if v == nil {
 			return
 		}
 		defer v.Close()
-		if err := v.CheckType(r.Context(), l.typ); err != nil {
-			a.writeError(w, r, bodyless(err))
-			return
-		}
 		if req.Stream {
 			a.streamIndex(w, r, v, l, req)
 			return
@@ -104,13 +100,13 @@ func (iw *indexWriter) add(term, key []byte) {
 	iw.first = false
 	if iw.terms {
 		iw.buf = append(iw.buf, '{')
-		iw.buf = wire.AppendJSONString(iw.buf, term)
+		iw.buf = jsonstr.Append(iw.buf, term)
 		iw.buf = append(iw.buf, ':')
-		iw.buf = wire.AppendJSONString(iw.buf, key)
+		iw.buf = jsonstr.Append(iw.buf, key)
 		iw.buf = append(iw.buf, '}')
 		return
 	}
-	iw.buf = wire.AppendJSONString(iw.buf, key)
+	iw.buf = jsonstr.Append(iw.buf, key)
 }
 
 // indexContext bounds ctx by the request's timeout, if it has one.
@@ -168,7 +164,7 @@ func (a *API) writeIndex(w http.ResponseWriter, r *http.Request, v *kv.View, l l
 		iw.buf = append(iw.buf, ']')
 		if page.Continuation != "" {
 			iw.buf = append(iw.buf, `,"continuation":`...)
-			iw.buf = wire.AppendJSONString(iw.buf, page.Continuation)
+			iw.buf = jsonstr.Append(iw.buf, page.Continuation)
 		}
 		iw.buf = append(iw.buf, '}')
 		return emit(iw.buf)
@@ -233,12 +229,12 @@ func (a *API) streamIndex(w http.ResponseWriter, r *http.Request, v *kv.View, l 
 		}
 		last = append(last, partHead...)
 		last = append(last, `{"error":`...)
-		last = wire.AppendJSONString(last, msg)
+		last = jsonstr.Append(last, msg)
 		last = append(last, '}')
 	case page.Continuation != "":
 		last = append(last, partHead...)
 		last = append(last, `{"continuation":`...)
-		last = wire.AppendJSONString(last, page.Continuation)
+		last = jsonstr.Append(last, page.Continuation)
 		last = append(last, '}')
 	}
 	last = wire.AppendClose(last, boundary)

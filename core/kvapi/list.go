@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/cairnkv/cairn/core/httpx"
+	"github.com/cairnkv/cairn/core/jsonstr"
+	"github.com/cairnkv/cairn/core/kv"
 	"github.com/cairnkv/cairn/core/kvapi/wire"
 )
 
@@ -88,16 +90,11 @@ func (a *API) listKeys(w http.ResponseWriter, r *http.Request, l loc) {
 	}
 	ctx, cancel := p.context(r.Context())
 	defer cancel()
-	view, err := a.kv.View(ctx)
-	if err != nil {
-		a.writeError(w, r, err)
+	view := a.listingView(ctx, w, r, l.typ)
+	if view == nil {
 		return
 	}
 	defer view.Close()
-	if err := view.CheckType(ctx, l.typ); err != nil {
-		a.writeError(w, r, bodyless(err))
-		return
-	}
 	each := func(fn func(string) error) error { return view.Keys(ctx, l.typ, l.bucket, fn) }
 	switch p.mode {
 	case "stream":
@@ -135,16 +132,11 @@ func (a *API) listBuckets(w http.ResponseWriter, r *http.Request, l loc) {
 	}
 	ctx, cancel := p.context(r.Context())
 	defer cancel()
-	view, err := a.kv.View(ctx)
-	if err != nil {
-		a.writeError(w, r, err)
+	view := a.listingView(ctx, w, r, l.typ)
+	if view == nil {
 		return
 	}
 	defer view.Close()
-	if err := view.CheckType(ctx, l.typ); err != nil {
-		a.writeError(w, r, bodyless(err))
-		return
-	}
 	each := func(fn func(string) error) error { return view.Buckets(ctx, l.typ, fn) }
 	switch p.mode {
 	case "stream":
@@ -154,6 +146,23 @@ func (a *API) listBuckets(w http.ResponseWriter, r *http.Request, l loc) {
 	default:
 		_ = httpx.WriteFull(w, http.StatusOK, "application/json", []byte(`{"buckets":[]}`))
 	}
+}
+
+// listingView opens the snapshot a listing or an index query reads and checks the
+// bucket type (unknown: the reference's bodiless 404). On failure it writes the error
+// and returns nil.
+func (a *API) listingView(ctx context.Context, w http.ResponseWriter, r *http.Request, typ string) *kv.View {
+	view, err := a.kv.View(ctx)
+	if err != nil {
+		a.writeError(w, r, err)
+		return nil
+	}
+	if err := view.CheckType(ctx, typ); err != nil {
+		view.Close()
+		a.writeError(w, r, bodyless(err))
+		return nil
+	}
+	return view
 }
 
 // isTimeout reports whether err is a listing's deadline passing.
@@ -175,7 +184,7 @@ func (a *API) writeNames(w http.ResponseWriter, r *http.Request, head []byte, ea
 				buf = append(buf, ',')
 			}
 			first = false
-			buf = wire.AppendJSONString(buf, name)
+			buf = jsonstr.Append(buf, name)
 			return emit(buf)
 		})
 		if isTimeout(err) {
@@ -220,7 +229,7 @@ func (a *API) streamNames(w http.ResponseWriter, r *http.Request, first []byte, 
 		if n > 0 {
 			buf = append(buf, ',')
 		}
-		buf = wire.AppendJSONString(buf, name)
+		buf = jsonstr.Append(buf, name)
 		if n++; n == listBatch {
 			return flush()
 		}

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+
+	"github.com/cairnkv/cairn/core/jsonstr"
 )
 
 // The errors of a job. The HTTP layer turns each into the reference system's answer:
@@ -48,7 +50,7 @@ func (e *SetupError) Error() string {
 // JSON returns the reference's body for the error: {"phase":N,"error":"..."}.
 func (e *SetupError) JSON() []byte {
 	b := strconv.AppendInt([]byte(`{"phase":`), int64(e.Phase), 10)
-	b = appendString(append(b, `,"error":`...), e.Message)
+	b = jsonstr.AppendNoHTML(append(b, `,"error":`...), e.Message)
 	return append(b, '}')
 }
 
@@ -74,9 +76,9 @@ func (e *PhaseError) Error() string {
 // {"phase":N,"error":"...","input":"..."} ("input" left out when Input is empty).
 func (e *PhaseError) JSON() []byte {
 	b := strconv.AppendInt([]byte(`{"phase":`), int64(e.Phase), 10)
-	b = appendString(append(b, `,"error":`...), e.Message)
+	b = jsonstr.AppendNoHTML(append(b, `,"error":`...), e.Message)
 	if e.Input != "" {
-		b = appendString(append(b, `,"input":`...), e.Input)
+		b = jsonstr.AppendNoHTML(append(b, `,"input":`...), e.Input)
 	}
 	return append(b, '}')
 }
@@ -100,7 +102,7 @@ const TimeoutJSON = `{"error":"timeout"}`
 
 // ErrorJSON returns {"error": msg}, the reference's body for an error of no phase.
 func ErrorJSON(msg string) []byte {
-	return append(appendString([]byte(`{"error":`), msg), '}')
+	return append(jsonstr.AppendNoHTML([]byte(`{"error":`), msg), '}')
 }
 
 // maxErrorText bounds the error and input texts of a PhaseError, as the reference

@@ -12,6 +12,7 @@ import (
 
 	"github.com/cairnkv/cairn/core"
 	"github.com/cairnkv/cairn/core/hooks"
+	"github.com/cairnkv/cairn/core/jsonstr"
 	"github.com/cairnkv/cairn/core/kv"
 )
 
@@ -908,9 +909,9 @@ func (it *item) json() json.RawMessage {
 // json returns an input as the reference lists it.
 func (in *Input) json() json.RawMessage {
 	b := []byte{'['}
-	b = appendString(b, in.Bucket)
+	b = jsonstr.AppendNoHTML(b, in.Bucket)
 	b = append(b, ',')
-	b = appendString(b, in.Key)
+	b = jsonstr.AppendNoHTML(b, in.Key)
 	kd := in.KeyData
 	switch {
 	case in.Typed:
@@ -920,7 +921,7 @@ func (in *Input) json() json.RawMessage {
 		b = append(b, ',')
 		b = append(b, kd...)
 		b = append(b, ',')
-		b = appendString(b, in.Type)
+		b = jsonstr.AppendNoHTML(b, in.Type)
 	case kd != nil && string(kd) != "null":
 		b = append(b, ',')
 		b = append(b, kd...)
@@ -935,13 +936,13 @@ func notFoundJSON(in Input) json.RawMessage {
 	b := []byte(`{"not_found":{`)
 	if in.Typed {
 		b = append(b, `"bucket_type":`...)
-		b = appendString(b, in.Type)
+		b = jsonstr.AppendNoHTML(b, in.Type)
 		b = append(b, ',')
 	}
 	b = append(b, `"bucket":`...)
-	b = appendString(b, in.Bucket)
+	b = jsonstr.AppendNoHTML(b, in.Bucket)
 	b = append(b, `,"key":`...)
-	b = appendString(b, in.Key)
+	b = jsonstr.AppendNoHTML(b, in.Key)
 	b = append(b, `,"keydata":`...)
 	if in.KeyData == nil {
 		b = append(b, `"undefined"`...)

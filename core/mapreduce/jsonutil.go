@@ -3,7 +3,8 @@ package mapreduce
 import (
 	"bytes"
 	"encoding/json"
-	"unicode/utf8"
+
+	"github.com/cairnkv/cairn/core/jsonstr"
 )
 
 // The job is read the way the reference reads it: object members in document order,
@@ -108,45 +109,5 @@ func compact(raw []byte) string {
 	return b.String()
 }
 
-// appendString appends s as a JSON string. Like the reference's encoder it leaves '<',
-// '>' and '&' alone; invalid UTF-8 becomes U+FFFD.
-func appendString(dst []byte, s string) []byte {
-	const hex = "0123456789abcdef"
-	dst = append(dst, '"')
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c < utf8.RuneSelf {
-			switch {
-			case c == '"' || c == '\\':
-				dst = append(dst, '\\', c)
-			case c == '\n':
-				dst = append(dst, '\\', 'n')
-			case c == '\r':
-				dst = append(dst, '\\', 'r')
-			case c == '\t':
-				dst = append(dst, '\\', 't')
-			case c < 0x20:
-				dst = append(dst, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xF])
-			default:
-				dst = append(dst, c)
-			}
-			i++
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		switch {
-		case r == utf8.RuneError && size == 1:
-			dst = append(dst, `\ufffd`...)
-		case r == '\u2028' || r == '\u2029':
-			dst = append(dst, `\u202`...)
-			dst = append(dst, hex[r&0xF])
-		default:
-			dst = append(dst, s[i:i+size]...)
-		}
-		i += size
-	}
-	return append(dst, '"')
-}
-
 // jsonString returns s as a JSON string.
-func jsonString(s string) json.RawMessage { return appendString(nil, s) }
+func jsonString(s string) json.RawMessage { return jsonstr.AppendNoHTML(nil, s) }
