@@ -322,6 +322,13 @@ func recycleAfter(err error) bool {
 		qe.Name == "" && qe.Error() == "null"
 }
 
+// emptyException reports whether err is a JavaScript exception with neither a name
+// nor a message (not the null an out-of-memory throws).
+func emptyException(err error) bool {
+	var qe *quickjs.Error
+	return errors.As(err, &qe) && qe.Name == "" && qe.Message == "" && qe.Error() == ""
+}
+
 // maxMessage bounds the text of an error or a reason taken from JavaScript.
 const maxMessage = 4096
 

@@ -393,9 +393,12 @@ func (r *Runtime) compileIn(v *vm, source string, h [32]byte) (c *compiled, recy
 	start := time.Now()
 	if _, err = v.define(c, r.cfg.Timeout); err != nil {
 		var nf *notFunctionError
-		if !errors.As(err, &nf) && !recycleAfter(err) && time.Since(start) >= r.cfg.Timeout {
-			// Interrupted at its time limit, whatever the engine threw meanwhile.
-			return nil, true, &sourceError{fmt.Sprintf("evaluating the JavaScript source: interrupted: it ran past the time limit of %v (%s)", r.cfg.Timeout, errText(err))}
+		if !errors.As(err, &nf) && !recycleAfter(err) && (time.Since(start) >= r.cfg.Timeout || emptyException(err)) {
+			// Interrupted at its time limit, whatever the engine threw meanwhile: under
+			// load an interrupted evaluation has surfaced as an exception with neither
+			// name nor message, which JavaScript code rarely throws. The VM is replaced.
+			return nil, true, &sourceError{fmt.Sprintf(
+				"evaluating the JavaScript source: interrupted at the time limit of %v (or it threw an exception without a message)", r.cfg.Timeout)}
 		}
 		if !errors.As(err, &nf) {
 			return nil, recycleAfter(err), &sourceError{"evaluating the JavaScript source: " + errText(err)}
