@@ -9,25 +9,32 @@ import (
 	"path/filepath"
 
 	"github.com/cairnkv/cairn/core/kv"
+	"github.com/cairnkv/cairn/core/s3"
 	"github.com/cairnkv/cairn/core/storage"
 )
 
 // openOffline opens the store of a data directory that no server is using, for the
 // offline commands. The returned function closes the service and the store.
 func openOffline(dataDir string, stderr io.Writer) (*kv.Service, func(), error) {
+	svc, _, closeStore, err := openOfflineDB(dataDir, stderr)
+	return svc, closeStore, err
+}
+
+// openOfflineDB is openOffline that also returns the store.
+func openOfflineDB(dataDir string, stderr io.Writer) (*kv.Service, *storage.DB, func(), error) {
 	db, err := storage.Open(filepath.Join(dataDir, "leveldb"), storage.Options{})
 	if err != nil {
 		if errors.Is(err, storage.ErrLocked) {
-			return nil, nil, fmt.Errorf("data directory %s is in use by a running server; stop it first", dataDir)
+			return nil, nil, nil, fmt.Errorf("data directory %s is in use by a running server; stop it first", dataDir)
 		}
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	svc, err := kv.New(db, kv.Config{Logger: slog.New(slog.NewTextHandler(stderr, nil))})
 	if err != nil {
 		db.Close()
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
-	return svc, func() { svc.Close(); db.Close() }, nil
+	return svc, db, func() { svc.Close(); db.Close() }, nil
 }
 
 // check runs `cairn check [--data-dir DIR]`: it opens a stopped server's store and
@@ -40,7 +47,7 @@ func check(args []string, getenv func(string) string, stdout, stderr io.Writer) 
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
-	svc, closeStore, err := openOffline(*dataDir, stderr)
+	svc, db, closeStore, err := openOfflineDB(*dataDir, stderr)
 	if err != nil {
 		fmt.Fprintf(stderr, "cairn: %v\n", err)
 		return 1
@@ -50,6 +57,13 @@ func check(args []string, getenv func(string) string, stdout, stderr io.Writer) 
 		fmt.Fprintf(stderr, "cairn: check %s: %v\n", *dataDir, err)
 		return 1
 	}
+	rep, err := s3.Check(db)
+	if err != nil {
+		fmt.Fprintf(stderr, "cairn: check %s: %v\n", *dataDir, err)
+		return 1
+	}
+	fmt.Fprintf(stdout, "cairn: s3: %d users, %d buckets, %d objects, %d chunks, %d chunk sets awaiting collection\n",
+		rep.Users, rep.Buckets, rep.Objects, rep.Chunks, rep.Pending)
 	fmt.Fprintf(stdout, "cairn: %s is consistent\n", *dataDir)
 	return 0
 }

@@ -42,10 +42,11 @@ func TestServePrintsWhereAndStops(t *testing.T) {
 			work := t.TempDir()
 			// A relative --data-dir is printed as an absolute path.
 			s := startServerOpts(t, serverOpts{raw: true, dir: work, dataDir: filepath.Join(work, "rel"),
-				args: []string{"--kv-listen", "127.0.0.1:0", "--data-dir", "rel", "--dialect", "riak"}})
+				args: []string{"--kv-listen", "127.0.0.1:0", "--s3-listen", "127.0.0.1:0", "--data-dir", "rel", "--dialect", "riak"}})
 			lines := strings.Split(strings.TrimSuffix(s.stdout.String(), "\n"), "\n")
 			wantFirst := regexp.MustCompile(`^cairn ` + regexp.QuoteMeta(testVersion) + `: key-value interface listening on http://127\.0\.0\.1:[1-9][0-9]*$`)
-			if len(lines) < 2 || !wantFirst.MatchString(lines[0]) {
+			wantS3 := regexp.MustCompile(`^cairn: object-storage interface listening on http://127\.0\.0\.1:[1-9][0-9]* \(buckets as \{bucket\}\.s3\.localhost or /\{bucket\}\)$`)
+			if len(lines) < 3 || !wantFirst.MatchString(lines[0]) || !wantS3.MatchString(lines[1]) {
 				t.Fatalf("start-up output:\n%s", s.output())
 			}
 			abs, _ := filepath.EvalSymlinks(work)
@@ -53,8 +54,8 @@ func TestServePrintsWhereAndStops(t *testing.T) {
 				"cairn: data directory " + filepath.Join(work, "rel") + " (dialect riak)",
 				"cairn: data directory " + filepath.Join(abs, "rel") + " (dialect riak)",
 			}
-			if lines[1] != wantSecond[0] && lines[1] != wantSecond[1] {
-				t.Fatalf("second line %q, want %q", lines[1], wantSecond[0])
+			if lines[2] != wantSecond[0] && lines[2] != wantSecond[1] {
+				t.Fatalf("third line %q, want %q", lines[2], wantSecond[0])
 			}
 			if _, err := os.Stat(filepath.Join(work, "rel")); err != nil {
 				t.Fatalf("data directory not created: %v", err)
@@ -129,7 +130,7 @@ func TestConfigSources(t *testing.T) {
 	}{
 		{"flags", serverOpts{args: []string{"--node-name", "flag@host", "--dialect", "riak", "--max-object-size", "1KiB"}},
 			check{"flag@host", "riak", 1024}},
-		{"env", serverOpts{raw: true, env: []string{"CAIRN_KV_LISTEN=127.0.0.1:0", "CAIRN_DATA_DIR=" + filepath.Join(dir, "env"),
+		{"env", serverOpts{raw: true, env: []string{"CAIRN_KV_LISTEN=127.0.0.1:0", "CAIRN_S3_LISTEN=127.0.0.1:0", "CAIRN_DATA_DIR=" + filepath.Join(dir, "env"),
 			"CAIRN_NODE_NAME=env@host", "CAIRN_DIALECT=riak", "CAIRN_MAX_OBJECT_SIZE=200"}},
 			check{"env@host", "riak", 200}},
 		{"config-flag", serverOpts{args: []string{"--config", cfgFile}}, check{"file@host", "riak", 100}},

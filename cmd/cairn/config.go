@@ -36,7 +36,12 @@ func strOpt(name, usage string, p func(c *server.Config) *string) option {
 func options() []option {
 	return []option{
 		strOpt("kv-listen", "address of the key-value HTTP interface", func(c *server.Config) *string { return &c.KVListen }),
-		strOpt("s3-listen", "address of the object-storage interface (reserved: served by a later release)", func(c *server.Config) *string { return &c.S3Listen }),
+		strOpt("s3-listen", "address of the object-storage (S3) interface; empty: not served", func(c *server.Config) *string { return &c.S3Listen }),
+		strOpt("s3-data-host", "host name whose sub-domains name buckets ({bucket}.{host}); other hosts are path style", func(c *server.Config) *string { return &c.S3DataHost }),
+		strOpt("s3-region", "region reported by buckets (?location)", func(c *server.Config) *string { return &c.S3Region }),
+		{"s3-max-object-size", "largest object stored through the S3 interface, in bytes",
+			func(c *server.Config) string { return strconv.FormatInt(c.S3MaxObjectSize, 10) },
+			func(c *server.Config, v string) (err error) { c.S3MaxObjectSize, err = parseSize(v); return }},
 		strOpt("data-dir", "directory of the store", func(c *server.Config) *string { return &c.DataDir }),
 		strOpt("dialect", "names the server writes: store (X-Store-*, /store) or riak (X-Riak-*, /riak)", func(c *server.Config) *string { return &c.Dialect }),
 		strOpt("log-level", "debug, info, warn or error", func(c *server.Config) *string { return &c.LogLevel }),

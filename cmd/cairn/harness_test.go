@@ -112,6 +112,8 @@ type child struct {
 	DataDir string
 	Addr    string // host:port
 	URL     string // http://host:port
+	// S3Addr is where the object-storage interface listens (host:port; "" if not served).
+	S3Addr string
 
 	cmd     *exec.Cmd
 	stdout  *syncBuffer
@@ -120,7 +122,10 @@ type child struct {
 	waitErr error
 }
 
-var listenRE = regexp.MustCompile(`key-value interface listening on http://(\S+)`)
+var (
+	listenRE   = regexp.MustCompile(`key-value interface listening on http://(\S+)`)
+	s3ListenRE = regexp.MustCompile(`object-storage interface listening on http://(\S+)`)
+)
 
 // startServer runs the binary with a free port, a fresh data directory and args, and
 // waits until it says where it listens. The process is killed at the end of the test if
@@ -146,7 +151,7 @@ func startServerOpts(t testing.TB, o serverOpts) *child {
 func commandFor(o serverOpts) *exec.Cmd {
 	var argv []string
 	if !o.raw {
-		argv = append(argv, "--kv-listen", "127.0.0.1:0", "--data-dir", o.dataDir)
+		argv = append(argv, "--kv-listen", "127.0.0.1:0", "--s3-listen", "127.0.0.1:0", "--data-dir", o.dataDir)
 	}
 	argv = append(argv, o.args...)
 	cmd := exec.Command(cairnBin, argv...)
@@ -210,6 +215,7 @@ func (s *child) start() error {
 	}
 	s.waited = make(chan struct{})
 	addr := make(chan string, 1)
+	var s3addr string // written by the scanner before it sends on addr
 	copied := make(chan struct{})
 	go func() {
 		defer close(copied)
@@ -222,6 +228,9 @@ func (s *child) start() error {
 			s.stdout.Write([]byte(line + "\n"))
 			if m := listenRE.FindStringSubmatch(line); m != nil && listen == "" {
 				listen = m[1]
+			}
+			if m := s3ListenRE.FindStringSubmatch(line); m != nil && s3addr == "" {
+				s3addr = m[1]
 			}
 			if listen != "" && !sent && strings.HasPrefix(line, "cairn: data directory ") {
 				addr <- listen
@@ -246,7 +255,7 @@ func (s *child) start() error {
 	})
 	select {
 	case a := <-addr:
-		s.Addr = a
+		s.Addr, s.S3Addr = a, s3addr
 		s.URL = "http://" + a
 		return nil
 	case <-s.waited:

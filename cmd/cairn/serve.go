@@ -42,8 +42,10 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	}
 	c := srv.Config()
 	fmt.Fprintf(stdout, "cairn %s: key-value interface listening on http://%s\n", version(), srv.KVAddr())
+	if a := srv.S3Addr(); a != nil {
+		fmt.Fprintf(stdout, "cairn: object-storage interface listening on http://%s (buckets as {bucket}.%s or /{bucket})\n", a, c.S3DataHost)
+	}
 	fmt.Fprintf(stdout, "cairn: data directory %s (dialect %s)\n", c.DataDir, c.Dialect)
-	log.Info("object-storage interface not served by this release", "s3-listen", c.S3Listen)
 	if err := srv.Wait(ctx); err != nil {
 		fmt.Fprintf(stderr, "cairn: %v\n", err)
 		return 1

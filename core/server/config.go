@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/cairnkv/cairn/core/hooks"
@@ -13,9 +14,15 @@ import (
 type Config struct {
 	// KVListen is the address of the key-value HTTP interface.
 	KVListen string `json:"kv-listen"`
-	// S3Listen is the address of the object-storage interface (served by a later release;
-	// the setting is accepted and reserved).
+	// S3Listen is the address of the object-storage interface ("" serves none).
 	S3Listen string `json:"s3-listen"`
+	// S3DataHost is the host name buckets are sub-domains of in host-style addressing
+	// ({bucket}.{data host}); every other Host is path style.
+	S3DataHost string `json:"s3-data-host"`
+	// S3Region is the region buckets report (?location) and the default region.
+	S3Region string `json:"s3-region"`
+	// S3MaxObjectSize bounds an object stored through the object-storage interface.
+	S3MaxObjectSize int64 `json:"s3-max-object-size"`
 	// DataDir holds the LevelDB store and the server's files.
 	DataDir string `json:"data-dir"`
 	// Dialect chooses the names the server writes: "store" (X-Store-*, /store, storetag)
@@ -96,6 +103,9 @@ func DefaultConfig() Config {
 	return Config{
 		KVListen:        "127.0.0.1:8098",
 		S3Listen:        "127.0.0.1:8080",
+		S3DataHost:      "s3.localhost",
+		S3Region:        "us-east-1",
+		S3MaxObjectSize: 5 << 30,
 		DataDir:         "./data",
 		Dialect:         "store",
 		LogLevel:        "info",
@@ -116,6 +126,10 @@ func (c Config) Validate() error {
 		return fmt.Errorf("data-dir must be set")
 	case c.Dialect != "store" && c.Dialect != "riak":
 		return fmt.Errorf("dialect must be store or riak, not %q", c.Dialect)
+	case c.S3Listen != "" && (c.S3DataHost == "" || strings.ContainsAny(c.S3DataHost, ":/ ")):
+		return fmt.Errorf("s3-data-host must be a host name without port, not %q", c.S3DataHost)
+	case c.S3MaxObjectSize <= 0:
+		return fmt.Errorf("s3-max-object-size must be positive")
 	case c.MaxObjectSize <= 0:
 		return fmt.Errorf("max-object-size must be positive")
 	case c.DeleteReapDelay <= 0:

@@ -24,6 +24,8 @@ import (
 	"github.com/cairnkv/cairn/core/kvapi/wire"
 	"github.com/cairnkv/cairn/core/mapreduce"
 	"github.com/cairnkv/cairn/core/modules"
+	"github.com/cairnkv/cairn/core/s3"
+	"github.com/cairnkv/cairn/core/s3api"
 	"github.com/cairnkv/cairn/core/stats"
 	"github.com/cairnkv/cairn/core/storage"
 )
@@ -37,11 +39,15 @@ type Server struct {
 	stats   *stats.Registry
 	ext     *Extensions
 	handler http.Handler
+	s3      *s3.Service
+	// s3Handler is the object-storage interface with its middleware (nil when not served).
+	s3Handler http.Handler
 
-	kvSrv *http.Server
-	kvLn  net.Listener
-	// serveErr receives the result of the KV listener's Serve.
+	kvSrv, s3Srv *http.Server
+	kvLn, s3Ln   net.Listener
+	// serveErr receives the results of the listeners' Serve calls.
 	serveErr chan error
+	serving  int
 }
 
 // ErrDataDirLocked is returned (wrapped) by New when another process uses the data
@@ -79,6 +85,7 @@ func New(cfg Config, version string, log *slog.Logger) (*Server, error) {
 			db.Close()
 			return nil, err
 		}
+		log.Info("admin credentials (the KV /admin API and the S3 admin user)", "file", filepath.Join(dir, AdminCredentialsFile))
 	}
 	var reg *hooks.Registry
 	ext := cfg.Extensions
@@ -117,8 +124,45 @@ func New(cfg Config, version string, log *slog.Logger) (*Server, error) {
 		httpx.AccessLog(log, httpx.AccessLogOptions{}),
 		httpx.Metrics(st, "kv"),
 	)
+	if cfg.S3Listen != "" {
+		if err := s.newS3(cred); err != nil {
+			s.Close()
+			return nil, err
+		}
+	}
 	return s, nil
 }
+
+// newS3 builds the object-storage service and interface, and makes sure the admin user
+// (the admin credential's key pair) exists.
+func (s *Server) newS3(cred Credential) error {
+	svc, err := s3.New(s.db, s3.Config{MaxObjectSize: s.cfg.S3MaxObjectSize, Region: s.cfg.S3Region, Logger: s.log})
+	if err != nil {
+		return fmt.Errorf("server: %w", err)
+	}
+	s.s3 = svc
+	if _, err := svc.EnsureAdmin(context.Background(), cred.KeyID, cred.KeySecret); err != nil {
+		return fmt.Errorf("server: %w", err)
+	}
+	s.stats.AddSource(func() map[string]any {
+		return map[string]any{"s3_chunks_collected_total": svc.Collected()}
+	})
+	api := s3api.New(svc, s3api.Config{DataHost: s.cfg.S3DataHost, Dialect: s.cfg.Dialect, Logger: s.log})
+	s.s3Handler = httpx.Chain(api.Handler(),
+		httpx.RequestID,
+		httpx.Recover(s.log, api.WriteInternalError),
+		httpx.AccessLog(s.log, httpx.AccessLogOptions{}),
+		httpx.Metrics(s.stats, "s3"),
+	)
+	return nil
+}
+
+// S3Handler returns the object-storage interface with its middleware (nil when
+// S3Listen is empty), for in-process tests and benchmarks.
+func (s *Server) S3Handler() http.Handler { return s.s3Handler }
+
+// S3 returns the object-storage service (nil when not served).
+func (s *Server) S3() *s3.Service { return s.s3 }
 
 // Handler returns the KV interface with its middleware (for in-process tests and
 // benchmarks).
@@ -137,22 +181,51 @@ func (s *Server) Start() error {
 	if err != nil {
 		return fmt.Errorf("server: listen on %s: %w", s.cfg.KVListen, err)
 	}
-	s.kvLn = ln
-	s.kvSrv = &http.Server{
-		Handler:           s.handler,
+	var s3ln net.Listener
+	if s.s3Handler != nil {
+		if s3ln, err = net.Listen("tcp", s.cfg.S3Listen); err != nil {
+			ln.Close()
+			return fmt.Errorf("server: listen on %s: %w", s.cfg.S3Listen, err)
+		}
+	}
+	s.serveErr = make(chan error, 2)
+	s.kvLn, s.kvSrv = ln, s.httpServer(s.handler)
+	s.serveOn(s.kvSrv, ln)
+	if s3ln != nil {
+		s.s3Ln, s.s3Srv = s3ln, s.httpServer(s.s3Handler)
+		s.serveOn(s.s3Srv, s3ln)
+	}
+	return nil
+}
+
+func (s *Server) httpServer(h http.Handler) *http.Server {
+	return &http.Server{
+		Handler:           h,
 		ReadHeaderTimeout: 30 * time.Second,
 		IdleTimeout:       120 * time.Second,
 		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
 	}
-	s.serveErr = make(chan error, 1)
+}
+
+// serveOn serves srv on ln in a goroutine that Close waits for (through serveErr).
+func (s *Server) serveOn(srv *http.Server, ln net.Listener) {
+	s.serving++
 	go func() {
-		err := s.kvSrv.Serve(ln)
+		err := srv.Serve(ln)
 		if errors.Is(err, http.ErrServerClosed) {
 			err = nil
 		}
 		s.serveErr <- err
 	}()
-	return nil
+}
+
+// S3Addr returns the address the object-storage interface listens on (nil before
+// Start or when it is not served).
+func (s *Server) S3Addr() net.Addr {
+	if s.s3Ln == nil {
+		return nil
+	}
+	return s.s3Ln.Addr()
 }
 
 // KVAddr returns the address the KV interface listens on (nil before Start).
@@ -169,7 +242,7 @@ func (s *Server) Wait(ctx context.Context) error {
 	select {
 	case <-ctx.Done():
 	case serveErr = <-s.serveErr:
-		s.serveErr = nil
+		s.serving--
 	}
 	return errors.Join(serveErr, s.Close())
 }
@@ -179,19 +252,26 @@ func (s *Server) Wait(ctx context.Context) error {
 // never started.
 func (s *Server) Close() error {
 	var errs []error
-	if s.kvSrv != nil {
-		ctx, cancel := context.WithTimeout(context.Background(), s.cfg.ShutdownTimeout)
-		if err := s.kvSrv.Shutdown(ctx); err != nil {
+	ctx, cancel := context.WithTimeout(context.Background(), s.cfg.ShutdownTimeout)
+	for _, srv := range []*http.Server{s.kvSrv, s.s3Srv} {
+		if srv == nil {
+			continue
+		}
+		if err := srv.Shutdown(ctx); err != nil {
 			errs = append(errs, fmt.Errorf("server: shutdown: %w", err))
-			s.kvSrv.Close()
+			srv.Close()
 		}
-		cancel()
-		if s.serveErr != nil {
-			if err := <-s.serveErr; err != nil {
-				errs = append(errs, err)
-			}
+	}
+	cancel()
+	for ; s.serving > 0; s.serving-- {
+		if err := <-s.serveErr; err != nil {
+			errs = append(errs, err)
 		}
-		s.kvSrv = nil
+	}
+	s.kvSrv, s.s3Srv = nil, nil
+	if s.s3 != nil {
+		errs = append(errs, s.s3.Close())
+		s.s3 = nil
 	}
 	if s.kv != nil {
 		errs = append(errs, s.kv.Close())

@@ -79,6 +79,14 @@ func KeyString(tag byte, components ...string) []byte {
 // 0x00 0x01. Use it to extend a key (or a scan prefix) built by Key.
 func AppendComponent(dst, c []byte) []byte { return appendComponent(dst, c) }
 
+// AppendComponentPrefix appends the encoding of c without the component terminator:
+// the result is a prefix of every key whose next component starts with c, so it is the
+// scan prefix of "keys whose component begins with c" (an S3 listing's prefix).
+func AppendComponentPrefix(dst []byte, c string) []byte {
+	dst = appendComponent(dst, c)
+	return dst[:len(dst)-2]
+}
+
 func appendComponent[T ~string | ~[]byte](dst []byte, c T) []byte {
 	for i := 0; i < len(c); i++ {
 		if b := c[i]; b == escByte {

@@ -1,0 +1,179 @@
+package s3
+
+import "slices"
+
+// Permission is an ACL permission.
+type Permission string
+
+// The permissions of an ACL grant.
+const (
+	PermRead        Permission = "READ"
+	PermWrite       Permission = "WRITE"
+	PermReadACP     Permission = "READ_ACP"
+	PermWriteACP    Permission = "WRITE_ACP"
+	PermFullControl Permission = "FULL_CONTROL"
+)
+
+// ValidPermission reports whether p is one of the five permissions.
+func ValidPermission(p Permission) bool {
+	switch p {
+	case PermRead, PermWrite, PermReadACP, PermWriteACP, PermFullControl:
+		return true
+	}
+	return false
+}
+
+// Grantee types. A grant by e-mail address is resolved to CanonicalUser when the ACL is
+// set, so stored ACLs hold only these two.
+const (
+	GranteeCanonicalUser = "CanonicalUser"
+	GranteeGroup         = "Group"
+)
+
+// The predefined groups.
+const (
+	GroupAllUsers           = "http://acs.amazonaws.com/groups/global/AllUsers"
+	GroupAuthenticatedUsers = "http://acs.amazonaws.com/groups/global/AuthenticatedUsers"
+	GroupLogDelivery        = "http://acs.amazonaws.com/groups/s3/LogDelivery"
+)
+
+// ValidGroup reports whether uri names a predefined group.
+func ValidGroup(uri string) bool {
+	return uri == GroupAllUsers || uri == GroupAuthenticatedUsers || uri == GroupLogDelivery
+}
+
+// Owner identifies the owner of a bucket or object (or a canonical-user grantee).
+type Owner struct {
+	ID          string `json:"id"`
+	DisplayName string `json:"display_name"`
+}
+
+// Grantee is who a grant is for: a canonical user (ID, DisplayName) or a group (URI).
+type Grantee struct {
+	Type        string `json:"type"`
+	ID          string `json:"id,omitempty"`
+	DisplayName string `json:"display_name,omitempty"`
+	URI         string `json:"uri,omitempty"`
+}
+
+// Grant gives one permission to one grantee.
+type Grant struct {
+	Grantee    Grantee    `json:"grantee"`
+	Permission Permission `json:"permission"`
+}
+
+// ACL is an access control policy: the owner and the grants, in the order they were
+// given.
+type ACL struct {
+	Owner  Owner   `json:"owner"`
+	Grants []Grant `json:"grants"`
+}
+
+// Requester is who makes a request: a user (ID is the canonical id) or, when Anonymous,
+// nobody in particular.
+type Requester struct {
+	ID          string
+	DisplayName string
+	Anonymous   bool
+	// Admin is the administrator: it passes every permission check.
+	Admin bool
+}
+
+// AnonymousRequester is the requester of an unsigned request.
+var AnonymousRequester = Requester{Anonymous: true}
+
+// Allows reports whether the ACL grants perm to r. FULL_CONTROL implies every
+// permission; AllUsers matches everyone, AuthenticatedUsers every signed request. The
+// owner may always read and change the ACL (READ_ACP, WRITE_ACP), even with no grant
+// of its own; every other access comes from grants.
+func (a *ACL) Allows(r Requester, perm Permission) bool {
+	if r.Admin {
+		return true
+	}
+	if !r.Anonymous && r.ID == a.Owner.ID && (perm == PermReadACP || perm == PermWriteACP) {
+		return true
+	}
+	for _, g := range a.Grants {
+		if g.Permission != perm && g.Permission != PermFullControl {
+			continue
+		}
+		switch g.Grantee.Type {
+		case GranteeCanonicalUser:
+			if !r.Anonymous && g.Grantee.ID == r.ID {
+				return true
+			}
+		case GranteeGroup:
+			switch g.Grantee.URI {
+			case GroupAllUsers:
+				return true
+			case GroupAuthenticatedUsers:
+				if !r.Anonymous {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
+
+// Canned ACL names (x-amz-acl / x-obj-acl).
+const (
+	CannedPrivate                = "private"
+	CannedPublicRead             = "public-read"
+	CannedPublicReadWrite        = "public-read-write"
+	CannedAuthenticatedRead      = "authenticated-read"
+	CannedBucketOwnerRead        = "bucket-owner-read"
+	CannedBucketOwnerFullControl = "bucket-owner-full-control"
+	CannedLogDeliveryWrite       = "log-delivery-write"
+	CannedAWSExecRead            = "aws-exec-read"
+)
+
+// awsExecReadID is the canonical id AWS grants READ to under aws-exec-read.
+const awsExecReadID = "6aa5a366c34c1cbe25dc49211496e913e0351eb0e8c37aa3477e40942ec6b97c"
+
+// CannedACL builds the ACL a canned name stands for: owner gets FULL_CONTROL, plus the
+// canned grants. bucketOwner is the owner of the bucket (for bucket-owner-read and
+// bucket-owner-full-control on objects; pass the owner itself for buckets). An unknown
+// name is InvalidArgument.
+func CannedACL(name string, owner, bucketOwner Owner) (ACL, error) {
+	acl := ACL{Owner: owner, Grants: []Grant{userGrant(owner, PermFullControl)}}
+	group := func(uri string, p Permission) {
+		acl.Grants = append(acl.Grants, Grant{Grantee: Grantee{Type: GranteeGroup, URI: uri}, Permission: p})
+	}
+	switch name {
+	case "", CannedPrivate:
+	case CannedPublicRead:
+		group(GroupAllUsers, PermRead)
+	case CannedPublicReadWrite:
+		group(GroupAllUsers, PermRead)
+		group(GroupAllUsers, PermWrite)
+	case CannedAuthenticatedRead:
+		group(GroupAuthenticatedUsers, PermRead)
+	case CannedBucketOwnerRead:
+		if bucketOwner.ID != owner.ID {
+			acl.Grants = append(acl.Grants, userGrant(bucketOwner, PermRead))
+		}
+	case CannedBucketOwnerFullControl:
+		if bucketOwner.ID != owner.ID {
+			acl.Grants = append(acl.Grants, userGrant(bucketOwner, PermFullControl))
+		}
+	case CannedLogDeliveryWrite:
+		group(GroupLogDelivery, PermWrite)
+		group(GroupLogDelivery, PermReadACP)
+	case CannedAWSExecRead:
+		acl.Grants = append(acl.Grants, Grant{Grantee: Grantee{Type: GranteeCanonicalUser, ID: awsExecReadID, DisplayName: "za-team"}, Permission: PermRead})
+	default:
+		return ACL{}, Errorf(InvalidArgument, "Invalid canned ACL %q", name)
+	}
+	return acl, nil
+}
+
+func userGrant(o Owner, p Permission) Grant {
+	return Grant{Grantee: Grantee{Type: GranteeCanonicalUser, ID: o.ID, DisplayName: o.DisplayName}, Permission: p}
+}
+
+// Clone returns a deep copy.
+func (a ACL) Clone() ACL {
+	a.Grants = slices.Clone(a.Grants)
+	return a
+}

@@ -1,0 +1,210 @@
+package s3
+
+import (
+	"bytes"
+	"encoding/binary"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/cairnkv/cairn/core/storage"
+)
+
+// CheckReport is what Check found in a stopped server's S3 tables.
+type CheckReport struct {
+	Users, Buckets, Objects int
+	// Chunks counts stored data chunks; Pending counts chunk sets that a write in
+	// progress ("w") or the collector ("g") still owns.
+	Chunks, Pending int
+}
+
+// Check verifies the S3 tables of db without changing them: users and their e-mail and
+// canonical-id entries agree, every bucket is in its owner's list and back, every
+// manifest belongs to an existing bucket and has exactly the chunks its size needs, and
+// every chunk belongs to a manifest or to pending work (a chunk no one owns is a leak).
+// It returns every problem found, joined.
+func Check(db *storage.DB) (CheckReport, error) {
+	var rep CheckReport
+	var errs []error
+	bad := func(format string, args ...any) {
+		if len(errs) < 100 {
+			errs = append(errs, fmt.Errorf(format, args...))
+		}
+	}
+	snap, err := db.NewSnapshot()
+	if err != nil {
+		return rep, err
+	}
+	defer snap.Release()
+	tables := map[string]map[string][]byte{} // table → encoded rest of key → value
+	it := snap.IteratePrefix([]byte{storage.TagS3})
+	for it.Next() {
+		_, comps, err := storage.DecodeKey(it.Key())
+		if err != nil || len(comps) < 2 {
+			bad("s3: malformed key %q", it.Key())
+			continue
+		}
+		t := string(comps[0])
+		if tables[t] == nil {
+			tables[t] = map[string][]byte{}
+		}
+		tables[t][joinKey(stringsOf(comps[1:])...)] = bytes.Clone(it.Value())
+	}
+	it.Release()
+	if err := it.Err(); err != nil {
+		return rep, err
+	}
+	one := func(k string) string { return splitKey(k)[0] }
+	two := func(k string) (string, string) {
+		s := splitKey(k)
+		if len(s) < 2 {
+			return s[0], ""
+		}
+		return s[0], s[1]
+	}
+	key := joinKey
+
+	for k, v := range tables["u"] {
+		rep.Users++
+		var u User
+		if err := json.Unmarshal(v, &u); err != nil {
+			bad("s3: user %s does not decode: %v", one(k), err)
+			continue
+		}
+		if string(tables["ue"][key(lowerASCII(u.Email))]) != u.KeyID {
+			bad("s3: user %s: e-mail entry missing", u.KeyID)
+		}
+		if string(tables["ui"][key(u.ID)]) != u.KeyID {
+			bad("s3: user %s: canonical-id entry missing", u.KeyID)
+		}
+	}
+	buckets := map[string]Bucket{}
+	for k, v := range tables["b"] {
+		rep.Buckets++
+		var b Bucket
+		if err := json.Unmarshal(v, &b); err != nil {
+			bad("s3: bucket %s does not decode: %v", one(k), err)
+			continue
+		}
+		buckets[b.Name] = b
+		if _, ok := tables["ob"][key(b.Owner.ID, b.Name)]; !ok {
+			bad("s3: bucket %s missing from its owner's list", b.Name)
+		}
+	}
+	for k := range tables["ob"] {
+		owner, name := two(k)
+		if b, ok := buckets[name]; !ok || b.Owner.ID != owner {
+			bad("s3: owner list of %s names bucket %s, which it does not own", owner, name)
+		}
+	}
+	owned := map[string]bool{} // chunk id (raw) → owned by someone
+	for _, t := range []string{"w", "g"} {
+		for k := range tables[t] {
+			owned[one(k)] = true
+			rep.Pending++
+		}
+	}
+	manifests := map[string]Manifest{}
+	for k, v := range tables["o"] {
+		rep.Objects++
+		bucket, name := two(k)
+		var m Manifest
+		if err := json.Unmarshal(v, &m); err != nil {
+			bad("s3: manifest %s/%s does not decode: %v", bucket, name, err)
+			continue
+		}
+		if _, ok := buckets[bucket]; !ok {
+			bad("s3: object %s/%s is in a bucket that does not exist", bucket, name)
+		}
+		id, err := hex.DecodeString(m.UUID)
+		if err != nil || len(id) != 16 {
+			bad("s3: manifest %s/%s: bad chunk id %q", bucket, name, m.UUID)
+			continue
+		}
+		if _, dup := manifests[string(id)]; dup {
+			bad("s3: chunk id %s is used by two manifests", m.UUID)
+		}
+		manifests[string(id)] = m
+		owned[string(id)] = true
+	}
+	// Chunks, in key order: per id, count and sizes.
+	sizes := map[string][]int{}
+	cit := snap.Scan([]byte{storage.TagChunk})
+	for cit.Next() {
+		_, comps, err := storage.DecodeKey(cit.Key())
+		if err != nil || len(comps) != 2 {
+			bad("s3: malformed chunk key %q", cit.Key())
+			continue
+		}
+		rep.Chunks++
+		id := string(comps[0])
+		if !owned[id] {
+			bad("s3: chunk %x/%x belongs to no object and to no pending work (leaked)", comps[0], comps[1])
+		}
+		sizes[id] = append(sizes[id], len(cit.Value()))
+	}
+	cit.Release()
+	if err := cit.Err(); err != nil {
+		return rep, err
+	}
+	for id, m := range manifests {
+		var total int64
+		for i, n := range sizes[id] {
+			total += int64(n)
+			if i < len(sizes[id])-1 && n != m.ChunkSize {
+				bad("s3: chunk %d of %s is %d bytes, not %d", i, m.UUID, n, m.ChunkSize)
+			}
+		}
+		if total != m.Size {
+			bad("s3: object with chunk id %s holds %d bytes in chunks, its manifest says %d", m.UUID, total, m.Size)
+		}
+	}
+	return rep, errors.Join(errs...)
+}
+
+func stringsOf(bs [][]byte) []string {
+	out := make([]string, len(bs))
+	for i, b := range bs {
+		out[i] = string(b)
+	}
+	return out
+}
+
+func lowerASCII(s string) string {
+	b := []byte(s)
+	for i, c := range b {
+		if c >= 'A' && c <= 'Z' {
+			b[i] = c + 32
+		}
+	}
+	return string(b)
+}
+
+// joinKey and splitKey encode a tuple of strings as one map key (length-prefixed, so
+// any bytes are safe).
+func joinKey(parts ...string) string {
+	var b []byte
+	for _, p := range parts {
+		b = binary.AppendUvarint(b, uint64(len(p)))
+		b = append(b, p...)
+	}
+	return string(b)
+}
+
+func splitKey(k string) []string {
+	var out []string
+	b := []byte(k)
+	for len(b) > 0 {
+		n, w := binary.Uvarint(b)
+		if w <= 0 || uint64(len(b)-w) < n {
+			break
+		}
+		out = append(out, string(b[w:w+int(n)]))
+		b = b[w+int(n):]
+	}
+	if len(out) == 0 {
+		out = []string{""}
+	}
+	return out
+}

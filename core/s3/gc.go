@@ -1,0 +1,178 @@
+package s3
+
+import (
+	"sync"
+	"time"
+
+	"github.com/cairnkv/cairn/core/storage"
+)
+
+// gcBatch is how many chunk deletions the collector writes per batch.
+const gcBatch = 64
+
+// gcInterval is how often the collector looks for work it was not woken for.
+const gcInterval = time.Minute
+
+// collector deletes the chunks named by "g" records, then the records. Its goroutine is
+// owned by the Service (started by New, stopped by Close).
+type collector struct {
+	s      *Service
+	wakeCh chan struct{}
+	stop   chan struct{}
+	done   sync.WaitGroup
+	// collected counts deleted chunks (for tests and stats).
+	mu        sync.Mutex // guards collected
+	collected int64
+}
+
+func startCollector(s *Service) *collector {
+	c := &collector{s: s, wakeCh: make(chan struct{}, 1), stop: make(chan struct{})}
+	c.done.Add(1)
+	go c.run()
+	c.wake()
+	return c
+}
+
+func (c *collector) wake() {
+	if c == nil {
+		return
+	}
+	select {
+	case c.wakeCh <- struct{}{}:
+	default:
+	}
+}
+
+func (c *collector) close() {
+	close(c.stop)
+	c.done.Wait()
+}
+
+func (c *collector) run() {
+	defer c.done.Done()
+	t := time.NewTicker(gcInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-c.stop:
+			return
+		case <-c.wakeCh:
+		case <-t.C:
+		}
+		if err := c.collect(); err != nil {
+			c.s.log.Warn("s3: collect chunks", "err", err)
+		}
+	}
+}
+
+// collect works through the "g" records until none is left or the collector stops.
+func (c *collector) collect() error {
+	prefix := storage.KeyString(storage.TagS3, "g")
+	for {
+		it := c.s.db.IteratePrefix(prefix)
+		var ids [][]byte
+		for it.Next() && len(ids) < 64 {
+			_, comps, err := storage.DecodeKey(it.Key())
+			if err == nil && len(comps) == 2 {
+				ids = append(ids, comps[1])
+			}
+		}
+		err := it.Err()
+		it.Release()
+		if err != nil || len(ids) == 0 {
+			return err
+		}
+		for _, id := range ids {
+			select {
+			case <-c.stop:
+				return nil
+			default:
+			}
+			if err := c.collectOne(id); err != nil {
+				return err
+			}
+		}
+	}
+}
+
+// collectOne deletes the chunks of one id, then its "g" record.
+func (c *collector) collectOne(id []byte) error {
+	db := c.s.db
+	for {
+		it := db.IteratePrefix(chunkPrefix(id))
+		b := db.NewBatch()
+		for b.Len() < gcBatch && it.Next() {
+			b.Delete(append([]byte(nil), it.Key()...))
+		}
+		err := it.Err()
+		it.Release()
+		if err != nil {
+			return wrapf(err, "collect")
+		}
+		n := b.Len()
+		if n == 0 {
+			break
+		}
+		if err := db.Write(b, false); err != nil {
+			return wrapf(err, "collect")
+		}
+		c.mu.Lock()
+		c.collected += int64(n)
+		c.mu.Unlock()
+		select {
+		case <-c.stop:
+			return nil
+		default:
+		}
+	}
+	return wrapf(db.Delete(garbageKey(id), false), "collect")
+}
+
+// recoverWrites turns every "w" record (a write a crash interrupted: nothing writes
+// before New returns) into a "g" record. It returns how many it found.
+func (s *Service) recoverWrites() (int, error) {
+	it := s.db.IteratePrefix(storage.KeyString(storage.TagS3, "w"))
+	b := s.db.NewBatch()
+	for it.Next() {
+		_, comps, err := storage.DecodeKey(it.Key())
+		if err != nil || len(comps) != 2 {
+			continue
+		}
+		b.Delete(append([]byte(nil), it.Key()...))
+		b.Put(garbageKey(comps[1]), nil)
+	}
+	err := it.Err()
+	it.Release()
+	if err != nil {
+		return 0, wrapf(err, "recover writes")
+	}
+	n := b.Len() / 2
+	if n == 0 {
+		return 0, nil
+	}
+	return n, wrapf(s.db.Write(b, true), "recover writes")
+}
+
+// Pending reports whether chunk collection has work queued or running.
+func (s *Service) Pending() (bool, error) {
+	for _, t := range []string{"g", "w"} {
+		it := s.db.IteratePrefix(storage.KeyString(storage.TagS3, t))
+		ok := it.Next()
+		err := it.Err()
+		it.Release()
+		if err != nil || ok {
+			return ok, err
+		}
+	}
+	return false, nil
+}
+
+// Collected returns how many chunks the collector has deleted since start.
+func (s *Service) Collected() int64 {
+	if s.gc == nil {
+		return 0
+	}
+	s.gc.mu.Lock()
+	defer s.gc.mu.Unlock()
+	return s.gc.collected
+}

@@ -1,0 +1,441 @@
+package s3
+
+import (
+	"bytes"
+	"context"
+	"crypto/md5"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"io"
+	"sync"
+	"time"
+
+	"github.com/cairnkv/cairn/core/storage"
+)
+
+func writingKey(id []byte) []byte { return storage.Key(storage.TagS3, []byte("w"), id) }
+func garbageKey(id []byte) []byte { return storage.Key(storage.TagS3, []byte("g"), id) }
+func chunkPrefix(id []byte) []byte {
+	return storage.Key(storage.TagChunk, id)
+}
+func chunkKey(id []byte, n uint64) []byte {
+	return storage.Key(storage.TagChunk, id, storage.Uint64Component(n))
+}
+
+// PutInput is an object to store.
+type PutInput struct {
+	// Body yields exactly Size bytes, then io.EOF (or the error that invalidates the
+	// body, such as a payload-hash mismatch, which is returned as is).
+	Body io.Reader
+	Size int64
+	// MD5, when not nil, is the Content-MD5 the data must have (else BadDigest).
+	MD5         []byte
+	ContentType string
+	Meta        []MetaPair
+	Headers     map[string]string
+	// ACL, when not nil, is the object's ACL (its owner is set to the writer). Otherwise
+	// Canned names the canned ACL ("" is private).
+	ACL    *ACL
+	Canned string
+}
+
+// writeRecord is the value of a "w" record: a multi-chunk write in progress.
+type writeRecord struct {
+	Bucket  string    `json:"bucket"`
+	Key     string    `json:"key"`
+	Started time.Time `json:"started"`
+}
+
+// chunkBufs recycles chunk buffers (ChunkSize bytes).
+var chunkBufs sync.Pool
+
+func (s *Service) chunkBuf() *[]byte {
+	if p, ok := chunkBufs.Get().(*[]byte); ok && cap(*p) >= s.cfg.ChunkSize {
+		*p = (*p)[:s.cfg.ChunkSize]
+		return p
+	}
+	b := make([]byte, s.cfg.ChunkSize)
+	return &b
+}
+
+// checkKey refuses empty and over-long object keys.
+func checkKey(key string) error {
+	if key == "" {
+		return Errorf(InvalidArgument, "The object key must not be empty")
+	}
+	if len(key) > MaxKeyLength {
+		return errKeyTooLong
+	}
+	return nil
+}
+
+// writableBucket returns the bucket if r may write objects into it (WRITE).
+func (s *Service) writableBucket(ctx context.Context, r Requester, bucket string) (*Bucket, error) {
+	b, err := s.Bucket(ctx, bucket)
+	if err != nil {
+		return nil, err
+	}
+	if !b.ACL.Allows(r, PermWrite) {
+		return nil, errAccessDenied
+	}
+	return b, nil
+}
+
+// PutObject stores an object, replacing any previous version (WRITE on the bucket).
+// The data is cut into chunks as it is read; nothing is visible until the whole body
+// has arrived and matched its digest, then the manifest switches in one synced batch.
+func (s *Service) PutObject(ctx context.Context, r Requester, bucket, key string, in PutInput) (*Manifest, error) {
+	if err := checkKey(key); err != nil {
+		return nil, err
+	}
+	if in.Size < 0 {
+		return nil, Errorf(InvalidArgument, "negative size")
+	}
+	if in.Size > s.cfg.MaxObjectSize {
+		return nil, Errorf(EntityTooLarge, "Your proposed upload exceeds the maximum allowed object size.")
+	}
+	if err := checkMeta(in.Meta); err != nil {
+		return nil, err
+	}
+	b, err := s.writableBucket(ctx, r, bucket)
+	if err != nil {
+		return nil, err
+	}
+	owner := Owner{ID: r.ID, DisplayName: r.DisplayName}
+	var acl ACL
+	if in.ACL != nil {
+		acl = in.ACL.Clone()
+		acl.Owner = owner
+	} else if acl, err = CannedACL(in.Canned, owner, b.Owner); err != nil {
+		return nil, err
+	}
+	id := make([]byte, 16)
+	_, _ = rand.Read(id)
+	m := &Manifest{UUID: hex.EncodeToString(id), Size: in.Size, ChunkSize: s.cfg.ChunkSize,
+		ContentType: in.ContentType, Meta: in.Meta, Headers: in.Headers, Owner: owner, ACL: acl}
+
+	commit := s.db.NewBatch()
+	multi := in.Size > int64(s.cfg.ChunkSize)
+	if multi {
+		rec, _ := json.Marshal(writeRecord{Bucket: bucket, Key: key, Started: time.Now().UTC()})
+		if err := s.db.Put(writingKey(id), rec, false); err != nil {
+			return nil, wrapf(err, "put %s/%s", bucket, key)
+		}
+		commit.Delete(writingKey(id))
+	}
+	sum, err := s.writeChunks(ctx, id, in, commit, multi)
+	if err != nil {
+		if multi {
+			s.abandon(id)
+		}
+		return nil, err
+	}
+	m.ETag = hex.EncodeToString(sum)
+	if err := s.commit(bucket, key, m, commit); err != nil {
+		if multi {
+			s.abandon(id)
+		}
+		return nil, err
+	}
+	return m, nil
+}
+
+// writeChunks reads the body into chunks. A single-chunk object's chunk goes into the
+// commit batch; the chunks of a larger one are written as they fill. It returns the MD5.
+func (s *Service) writeChunks(ctx context.Context, id []byte, in PutInput, commit *storage.Batch, multi bool) ([]byte, error) {
+	h := md5.New()
+	bp := s.chunkBuf()
+	defer chunkBufs.Put(bp)
+	buf := *bp
+	var n uint64
+	for left := in.Size; left > 0 || n == 0; n++ {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		c := buf[:min(left, int64(len(buf)))]
+		if _, err := io.ReadFull(in.Body, c); err != nil {
+			if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+				return nil, errIncomplete
+			}
+			return nil, err
+		}
+		h.Write(c)
+		left -= int64(len(c))
+		if multi {
+			if err := s.db.Put(chunkKey(id, n), c, false); err != nil {
+				return nil, wrapf(err, "write chunk")
+			}
+		} else if len(c) > 0 {
+			commit.Put(chunkKey(id, n), c)
+		}
+		if left == 0 {
+			break
+		}
+	}
+	// The body must end here: a reader that verifies a digest reports a mismatch at EOF.
+	var one [1]byte
+	if k, err := in.Body.Read(one[:]); k > 0 {
+		return nil, Errorf(IncompleteBody, "The request body is longer than its Content-Length")
+	} else if err != nil && !errors.Is(err, io.EOF) {
+		return nil, err
+	}
+	sum := h.Sum(nil)
+	if in.MD5 != nil && !bytes.Equal(sum, in.MD5) {
+		return nil, errBadDigest
+	}
+	return sum, nil
+}
+
+// commit switches bucket/key to m in one synced batch (with the batch's own puts and
+// deletes) and queues the chunks of the version it replaces for collection.
+func (s *Service) commit(bucket, key string, m *Manifest, batch *storage.Batch) error {
+	m.LastModified = time.Now().UTC().Truncate(time.Millisecond)
+	v, err := json.Marshal(m)
+	if err != nil {
+		return wrapf(err, "encode manifest %s/%s", bucket, key)
+	}
+	s.bucketsMu.RLock()
+	defer s.bucketsMu.RUnlock()
+	if _, err := s.bucketLocked(bucket); err != nil {
+		return err // deleted while the data was arriving
+	}
+	l := s.keyLock(bucket, key)
+	l.Lock()
+	defer l.Unlock()
+	old, err := s.manifest(s.db.Get, bucket, key)
+	switch {
+	case err == nil:
+		if oid, err := hex.DecodeString(old.UUID); err == nil {
+			batch.Put(garbageKey(oid), nil)
+		}
+	case !IsCode(err, NoSuchKey):
+		return err
+	}
+	batch.Put(objectKey(bucket, key), v)
+	if err := s.db.Write(batch, true); err != nil {
+		return wrapf(err, "commit %s/%s", bucket, key)
+	}
+	if old != nil {
+		s.gc.wake()
+	}
+	return nil
+}
+
+// abandon queues the chunks of a write that failed for collection.
+func (s *Service) abandon(id []byte) {
+	b := s.db.NewBatch()
+	b.Delete(writingKey(id))
+	b.Put(garbageKey(id), nil)
+	if err := s.db.Write(b, false); err != nil {
+		s.log.Warn("s3: queue the chunks of a failed write", "err", err)
+		return
+	}
+	s.gc.wake()
+}
+
+type getter func([]byte) ([]byte, error)
+
+func (s *Service) manifest(get getter, bucket, key string) (*Manifest, error) {
+	v, err := get(objectKey(bucket, key))
+	if errors.Is(err, storage.ErrNotFound) {
+		return nil, errNoSuchKey
+	}
+	if err != nil {
+		return nil, wrapf(err, "read %s/%s", bucket, key)
+	}
+	m := new(Manifest)
+	if err := json.Unmarshal(v, m); err != nil {
+		return nil, wrapf(err, "decode manifest %s/%s", bucket, key)
+	}
+	return m, nil
+}
+
+// readable returns the manifest if r may read the object (READ on the object). The
+// bucket must exist.
+func (s *Service) readable(ctx context.Context, get getter, r Requester, bucket, key string, perm Permission) (*Manifest, error) {
+	if _, err := s.Bucket(ctx, bucket); err != nil {
+		return nil, err
+	}
+	if err := checkKey(key); err != nil {
+		return nil, err
+	}
+	m, err := s.manifest(get, bucket, key)
+	if err != nil {
+		return nil, err
+	}
+	if !m.ACL.Allows(r, perm) {
+		return nil, errAccessDenied
+	}
+	return m, nil
+}
+
+// StatObject returns the object's manifest (READ on the object).
+func (s *Service) StatObject(ctx context.Context, r Requester, bucket, key string) (*Manifest, error) {
+	return s.readable(ctx, s.db.Get, r, bucket, key, PermRead)
+}
+
+// Object is an open object version: its manifest and a snapshot its data is read from.
+// The data stays readable until Close, whatever happens to the key meanwhile.
+type Object struct {
+	Manifest *Manifest
+	snap     *storage.Snapshot
+	id       []byte
+}
+
+// OpenObject opens the object for reading (READ on the object). The caller must Close it.
+func (s *Service) OpenObject(ctx context.Context, r Requester, bucket, key string) (*Object, error) {
+	snap, err := s.db.NewSnapshot()
+	if err != nil {
+		return nil, wrapf(err, "open %s/%s", bucket, key)
+	}
+	m, err := s.readable(ctx, snap.Get, r, bucket, key, PermRead)
+	if err != nil {
+		snap.Release()
+		return nil, err
+	}
+	id, err := hex.DecodeString(m.UUID)
+	if err != nil {
+		snap.Release()
+		return nil, wrapf(err, "manifest %s/%s", bucket, key)
+	}
+	return &Object{Manifest: m, snap: snap, id: id}, nil
+}
+
+// Close releases the object's snapshot.
+func (o *Object) Close() {
+	if o.snap != nil {
+		o.snap.Release()
+		o.snap = nil
+	}
+}
+
+// errShortObject means the stored chunks do not add up to the manifest's size.
+var errShortObject = errors.New("s3: stored chunks do not match the manifest")
+
+// WriteRange writes n bytes of the object starting at off to w, chunk by chunk.
+func (o *Object) WriteRange(w io.Writer, off, n int64) error {
+	m := o.Manifest
+	if off < 0 || n < 0 || off+n > m.Size {
+		return errors.New("s3: range outside the object")
+	}
+	if n == 0 {
+		return nil
+	}
+	cs := int64(m.ChunkSize)
+	first := uint64(off / cs)
+	it := o.snap.Scan(chunkPrefix(o.id))
+	defer it.Release()
+	if !it.Seek(chunkKey(o.id, first)) {
+		return errors.Join(errShortObject, it.Err())
+	}
+	skip := off - int64(first)*cs
+	for want := first; n > 0; want++ {
+		if !bytes.Equal(it.Key(), chunkKey(o.id, want)) {
+			return errShortObject
+		}
+		v := it.Value()
+		if int64(len(v)) <= skip {
+			return errShortObject
+		}
+		v = v[skip:]
+		skip = 0
+		if int64(len(v)) > n {
+			v = v[:n]
+		}
+		if _, err := w.Write(v); err != nil {
+			return err
+		}
+		n -= int64(len(v))
+		if n > 0 && !it.Next() {
+			return errors.Join(errShortObject, it.Err())
+		}
+	}
+	return nil
+}
+
+// DeleteObject deletes the object (WRITE on the bucket); deleting an absent key is not
+// an error.
+func (s *Service) DeleteObject(ctx context.Context, r Requester, bucket, key string) error {
+	if err := checkKey(key); err != nil {
+		return err
+	}
+	if _, err := s.writableBucket(ctx, r, bucket); err != nil {
+		return err
+	}
+	l := s.keyLock(bucket, key)
+	l.Lock()
+	defer l.Unlock()
+	old, err := s.manifest(s.db.Get, bucket, key)
+	if IsCode(err, NoSuchKey) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	batch := s.db.NewBatch()
+	batch.Delete(objectKey(bucket, key))
+	if oid, err := hex.DecodeString(old.UUID); err == nil {
+		batch.Put(garbageKey(oid), nil)
+	}
+	if err := s.db.Write(batch, true); err != nil {
+		return wrapf(err, "delete %s/%s", bucket, key)
+	}
+	s.gc.wake()
+	return nil
+}
+
+// ObjectACL returns the object's ACL (READ_ACP on the object).
+func (s *Service) ObjectACL(ctx context.Context, r Requester, bucket, key string) (ACL, error) {
+	m, err := s.readable(ctx, s.db.Get, r, bucket, key, PermReadACP)
+	if err != nil {
+		return ACL{}, err
+	}
+	return m.ACL.Clone(), nil
+}
+
+// SetObjectACL replaces the object's ACL (WRITE_ACP on the object). The ACL's owner
+// must be the object's owner (empty means the object's owner).
+func (s *Service) SetObjectACL(ctx context.Context, r Requester, bucket, key string, acl ACL) error {
+	if _, err := s.Bucket(ctx, bucket); err != nil {
+		return err
+	}
+	if err := checkKey(key); err != nil {
+		return err
+	}
+	l := s.keyLock(bucket, key)
+	l.Lock()
+	defer l.Unlock()
+	m, err := s.manifest(s.db.Get, bucket, key)
+	if err != nil {
+		return err
+	}
+	if !m.ACL.Allows(r, PermWriteACP) {
+		return errAccessDenied
+	}
+	if acl.Owner.ID != "" && acl.Owner.ID != m.Owner.ID {
+		return errAccessDenied
+	}
+	acl.Owner = m.Owner
+	m.ACL = acl
+	v, err := json.Marshal(m)
+	if err != nil {
+		return wrapf(err, "encode manifest %s/%s", bucket, key)
+	}
+	if err := s.db.Put(objectKey(bucket, key), v, true); err != nil {
+		return wrapf(err, "set acl %s/%s", bucket, key)
+	}
+	return nil
+}
+
+func checkMeta(meta []MetaPair) error {
+	n := 0
+	for _, p := range meta {
+		n += len(p.Name) + len(p.Value)
+	}
+	if n > MaxMetaSize {
+		return Errorf(MetadataTooLarge, "Your metadata headers exceed the maximum allowed metadata size.")
+	}
+	return nil
+}

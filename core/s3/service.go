@@ -1,0 +1,178 @@
+// Package s3 is the object-storage service: users and their keys, buckets, objects
+// stored as a manifest plus immutable chunks of at most 1 MiB, ACL evaluation, and the
+// collector that removes the chunks of replaced, deleted and abandoned objects.
+//
+// Every operation takes the Requester and checks the permission the interface names
+// for it, so no caller can forget a check. The HTTP side (core/s3api) authenticates,
+// parses and writes; it never touches storage.
+//
+// Storage (all under storage.TagS3 unless noted):
+//
+//	"u"  key id             → user (JSON)
+//	"ue" e-mail             → key id
+//	"ui" canonical id       → key id
+//	"b"  bucket             → bucket (JSON)
+//	"ob" owner id, bucket   → ""             (a user's buckets)
+//	"o"  bucket, key        → manifest (JSON)
+//	"w"  chunk id           → write in progress (JSON: bucket, key, started)
+//	"g"  chunk id           → chunks to collect ("")
+//	TagChunk: chunk id, 8-byte chunk number → data
+//
+// A PUT writes its chunks under a fresh chunk id, then switches the object's manifest to
+// it in one synced batch that also queues the previous version's chunks for collection.
+// A multi-chunk PUT first records its chunk id under "w"; at start every "w" record is
+// a write a crash interrupted, and its chunks are collected. So a crash leaves either the
+// old or the new object, whole, and no chunk behind.
+package s3
+
+import (
+	"context"
+	"fmt"
+	"hash/maphash"
+	"log/slog"
+	"sync"
+
+	"github.com/cairnkv/cairn/core/storage"
+)
+
+// Defaults of Config.
+const (
+	DefaultChunkSize     = 1 << 20
+	DefaultMaxObjectSize = 5 << 30
+	DefaultMaxBuckets    = 100
+	// MaxKeyLength is the longest object key, in bytes.
+	MaxKeyLength = 1024
+	// MaxMetaSize bounds the user metadata of an object (names plus values), in bytes.
+	MaxMetaSize = 2048
+)
+
+// Config configures the service.
+type Config struct {
+	// ChunkSize is the size of a data chunk (0: DefaultChunkSize).
+	ChunkSize int
+	// MaxObjectSize bounds an object (0: DefaultMaxObjectSize).
+	MaxObjectSize int64
+	// MaxBuckets bounds the buckets of one user (0: DefaultMaxBuckets).
+	MaxBuckets int
+	// Region is the location buckets report.
+	Region string
+	Logger *slog.Logger
+}
+
+// Service is the object-storage service. It is safe for concurrent use.
+type Service struct {
+	db  *storage.DB
+	cfg Config
+	log *slog.Logger
+
+	// usersMu serialises user creation and updates (e-mail uniqueness).
+	usersMu sync.Mutex
+	users   userCache
+	// adminKey is the administrator's key id, set once by EnsureAdmin before serving.
+	adminKey string
+
+	// bucketsMu guards the buckets table and bucketCache: bucket creation, deletion and
+	// ACL changes take it exclusively; object commits take it shared, so a bucket
+	// cannot disappear under a commit.
+	bucketsMu sync.RWMutex
+	// cacheMu guards bucketCache, the decoded bucket records by name (filled under the
+	// shared bucketsMu, so it needs a lock of its own).
+	cacheMu     sync.Mutex
+	bucketCache map[string]*Bucket
+
+	// keyLocks serialise the manifest switches of one object key (by hash stripe).
+	keyLocks [256]sync.Mutex
+	seed     maphash.Seed
+
+	gc *collector
+}
+
+// New opens the service on db: it queues the chunks of writes a crash interrupted for
+// collection and starts the collector. Close stops it.
+func New(db *storage.DB, cfg Config) (*Service, error) {
+	if cfg.ChunkSize <= 0 {
+		cfg.ChunkSize = DefaultChunkSize
+	}
+	if cfg.MaxObjectSize <= 0 {
+		cfg.MaxObjectSize = DefaultMaxObjectSize
+	}
+	if cfg.MaxBuckets <= 0 {
+		cfg.MaxBuckets = DefaultMaxBuckets
+	}
+	if cfg.Region == "" {
+		cfg.Region = "us-east-1"
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	s := &Service{db: db, cfg: cfg, log: cfg.Logger, bucketCache: map[string]*Bucket{}, seed: maphash.MakeSeed()}
+	s.users.init()
+	n, err := s.recoverWrites()
+	if err != nil {
+		return nil, err
+	}
+	if n > 0 {
+		s.log.Info("s3: collecting the chunks of interrupted writes", "writes", n)
+	}
+	s.gc = startCollector(s)
+	return s, nil
+}
+
+// Close stops the collector (work left is resumed at the next start).
+func (s *Service) Close() error {
+	if s.gc != nil {
+		s.gc.close()
+		s.gc = nil
+	}
+	return nil
+}
+
+// Config returns the effective configuration.
+func (s *Service) Config() Config { return s.cfg }
+
+func (s *Service) keyLock(bucket, key string) *sync.Mutex {
+	var h maphash.Hash
+	h.SetSeed(s.seed)
+	h.WriteString(bucket)
+	h.WriteByte(0)
+	h.WriteString(key)
+	return &s.keyLocks[h.Sum64()%uint64(len(s.keyLocks))]
+}
+
+// userCache keeps decoded users by key id: every signed request looks its user up.
+type userCache struct {
+	mu sync.RWMutex // guards m
+	m  map[string]*User
+}
+
+func (c *userCache) init() { c.m = map[string]*User{} }
+
+func (c *userCache) get(keyID string) *User {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return c.m[keyID]
+}
+
+func (c *userCache) put(u *User) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.m) >= 4096 {
+		clear(c.m)
+	}
+	c.m[u.KeyID] = u
+}
+
+func (c *userCache) drop(keyID string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	delete(c.m, keyID)
+}
+
+func wrapf(err error, format string, args ...any) error {
+	if err == nil {
+		return nil
+	}
+	return fmt.Errorf("s3: "+format+": %w", append(args, err)...)
+}
+
+var _ = context.Background

@@ -1,0 +1,76 @@
+package s3
+
+import "time"
+
+// Bucket is an S3 bucket record.
+type Bucket struct {
+	Name    string    `json:"name"`
+	Owner   Owner     `json:"owner"`
+	Created time.Time `json:"created"`
+	ACL     ACL       `json:"acl"`
+}
+
+// BucketInfo is one entry of a user's bucket list.
+type BucketInfo struct {
+	Name    string
+	Created time.Time
+}
+
+// MetaPair is one user metadata entry: the header name without its x-amz-meta- (or
+// x-obj-meta-) prefix, lower-cased, and the value.
+type MetaPair struct {
+	Name  string `json:"n"`
+	Value string `json:"v"`
+}
+
+// Manifest describes one stored version of an object: where its data is (the chunk id
+// and the chunk size) and everything GET and HEAD answer with.
+type Manifest struct {
+	// UUID identifies this version's chunks (16 random bytes, hex in JSON).
+	UUID string `json:"uuid"`
+	// Size is the object's length in bytes.
+	Size int64 `json:"size"`
+	// ChunkSize is the size of every chunk but the last.
+	ChunkSize int `json:"chunk_size"`
+	// ETag is the entity tag without quotes: the hex MD5 of the data (multipart:
+	// hex MD5 of the part MD5s, "-", the number of parts).
+	ETag         string    `json:"etag"`
+	ContentType  string    `json:"content_type,omitempty"`
+	LastModified time.Time `json:"last_modified"`
+	// Meta is the user metadata, in the order given.
+	Meta []MetaPair `json:"meta,omitempty"`
+	// Headers holds the stored standard headers: Cache-Control, Content-Disposition,
+	// Content-Encoding, Content-Language, Expires (canonical names).
+	Headers map[string]string `json:"headers,omitempty"`
+	Owner   Owner             `json:"owner"`
+	ACL     ACL               `json:"acl"`
+}
+
+// ObjectInfo is one entry of an object listing.
+type ObjectInfo struct {
+	Key          string
+	Size         int64
+	ETag         string
+	LastModified time.Time
+	Owner        Owner
+}
+
+// ListOptions select the objects a listing returns.
+type ListOptions struct {
+	Prefix    string
+	Delimiter string
+	// After is exclusive: only keys (and common prefixes) greater than it are listed.
+	After string
+	// MaxKeys bounds objects plus common prefixes (0 gives an empty, untruncated page).
+	MaxKeys int
+}
+
+// Listing is one page of an object listing, keys in byte order.
+type Listing struct {
+	Objects        []ObjectInfo
+	CommonPrefixes []string
+	// Truncated says more entries follow; NextMarker is then the last key or common
+	// prefix of this page (the After of the next).
+	Truncated  bool
+	NextMarker string
+}

@@ -1,0 +1,217 @@
+// Package s3api serves Cairn's object-storage interface: S3's REST API over core/s3,
+// with host-style ({bucket}.{data host}) and path-style addressing, signature V2 and V4
+// authentication, XML bodies and errors, and the Riak CS-style user administration API
+// under /riak-cs/. Handlers parse, call the service, and write; every error goes
+// through writeError.
+package s3api
+
+import (
+	"log/slog"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/cairnkv/cairn/core/httpx"
+	"github.com/cairnkv/cairn/core/s3"
+)
+
+// Config configures the object-storage interface.
+type Config struct {
+	// DataHost is the host name buckets are sub-domains of (default "s3.localhost").
+	DataHost string
+	// Dialect "store" (default) writes x-obj-* header names, "riak" the x-amz-* names
+	// real S3 clients read. Requests may use either.
+	Dialect string
+	// Logger receives internal errors (default slog.Default()).
+	Logger *slog.Logger
+	// Now is the clock for signature checks (default time.Now).
+	Now func() time.Time
+}
+
+// API is the object-storage interface.
+type API struct {
+	svc *s3.Service
+	cfg Config
+	log *slog.Logger
+	// dataHost is cfg.DataHost in lower case; hostSuffix is "." + dataHost.
+	dataHost, hostSuffix string
+	// prefix is the vendor prefix of the headers the server writes: "x-amz-" or "x-obj-".
+	prefix string
+	// Header names written, in the dialect: request id, id-2.
+	hdrRequestID, hdrID2 string
+}
+
+// New returns the object-storage interface over svc.
+func New(svc *s3.Service, cfg Config) *API {
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	if cfg.DataHost == "" {
+		cfg.DataHost = "s3.localhost"
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	a := &API{svc: svc, cfg: cfg, log: cfg.Logger, dataHost: strings.ToLower(cfg.DataHost)}
+	a.hostSuffix = "." + a.dataHost
+	a.prefix = "x-obj-"
+	if cfg.Dialect == "riak" {
+		a.prefix = "x-amz-"
+	}
+	a.hdrRequestID = http.CanonicalHeaderKey(a.prefix + "request-id")
+	a.hdrID2 = http.CanonicalHeaderKey(a.prefix + "id-2")
+	return a
+}
+
+// Handler returns the interface as an http.Handler.
+func (a *API) Handler() http.Handler { return http.HandlerFunc(a.serve) }
+
+// call is one request in progress: where it points, who makes it, and its writer.
+type call struct {
+	a *API
+	w http.ResponseWriter
+	r *http.Request
+	// bucket and key are the addressed bucket ("" for the service) and object key.
+	bucket, key string
+	// hostBucket is the bucket named by the Host header ("" in path style).
+	hostBucket string
+	// resource is the path reported in error bodies: /bucket/key.
+	resource string
+	// query is the parsed query string.
+	query url.Values
+	// who is the requester; user is its record (nil when anonymous).
+	who  s3.Requester
+	user *s3.User
+	// payloadHash is the V4 x-amz-content-sha256 value ("" for V2 and anonymous).
+	payloadHash string
+	auth        authResult
+}
+
+func (a *API) serve(w http.ResponseWriter, r *http.Request) {
+	id := httpx.RequestIDFrom(r.Context())
+	h := w.Header()
+	h[a.hdrRequestID] = []string{id}
+	h[a.hdrID2] = []string{id}
+	c := &call{a: a, w: w, r: r}
+	q, err := url.ParseQuery(r.URL.RawQuery)
+	if err != nil {
+		c.resource = r.URL.Path
+		c.fail(s3.Errorf(s3.InvalidArgument, "The query string is malformed"))
+		return
+	}
+	c.query = q
+	c.hostBucket, c.bucket, c.key = a.resolve(r.Host, r.URL.Path)
+	c.resource = "/" + c.bucket
+	if c.key != "" {
+		c.resource += "/" + c.key
+	}
+	if c.hostBucket == "" && (c.bucket == "riak-cs" || c.bucket == "store-cs") {
+		c.resource = r.URL.Path
+		if err := c.authenticate(); err != nil {
+			c.fail(err)
+			return
+		}
+		c.serveAdmin()
+		return
+	}
+	if err := c.authenticate(); err != nil {
+		c.fail(err)
+		return
+	}
+	switch {
+	case c.bucket == "":
+		c.serveService()
+	case c.key == "":
+		c.serveBucket()
+	default:
+		c.serveObject()
+	}
+}
+
+// resolve splits a request into the host-style bucket (if any), the bucket and the key.
+// The bucket comes from the Host header when it is {bucket}.{data host} (port
+// ignored), otherwise from the first path segment (path style).
+func (a *API) resolve(host, path string) (hostBucket, bucket, key string) {
+	hostBucket = a.HostBucket(host)
+	if hostBucket != "" {
+		return hostBucket, hostBucket, strings.TrimPrefix(path, "/")
+	}
+	p := strings.TrimPrefix(path, "/")
+	bucket, key, _ = strings.Cut(p, "/")
+	return "", bucket, key
+}
+
+// HostBucket returns the bucket a Host header names in host-style addressing, or "".
+func (a *API) HostBucket(host string) string {
+	host = strings.ToLower(host)
+	if h, _, err := net.SplitHostPort(host); err == nil {
+		host = h
+	} else if strings.HasPrefix(host, "[") {
+		return ""
+	}
+	if len(host) > len(a.hostSuffix) && strings.HasSuffix(host, a.hostSuffix) {
+		return host[:len(host)-len(a.hostSuffix)]
+	}
+	return ""
+}
+
+// fail writes err as the response.
+func (c *call) fail(err error) { c.a.writeError(c.w, c.r, c.resource, err) }
+
+// has reports whether the query names the sub-resource.
+func (c *call) has(sub string) bool {
+	_, ok := c.query[sub]
+	return ok
+}
+
+// header returns a request header under its x-amz- name or, failing that, its x-obj-
+// name (name is the part after the prefix).
+func (c *call) header(name string) string {
+	if v := c.r.Header.Get("X-Amz-" + name); v != "" {
+		return v
+	}
+	return c.r.Header.Get("X-Obj-" + name)
+}
+
+// headerValues returns all values of a header under either vendor prefix (lower-case
+// name after the prefix).
+func (c *call) headerValues(name string) []string {
+	v := c.r.Header.Values("X-Amz-" + name)
+	return append(v, c.r.Header.Values("X-Obj-"+name)...)
+}
+
+// notImplemented answers 501 NotImplemented.
+func (c *call) notImplemented(what string) {
+	c.fail(s3.Errorf(s3.NotImplemented, "A header or query you provided requested a function that is not implemented: %s", what))
+}
+
+// methodNotAllowed answers 405.
+func (c *call) methodNotAllowed() {
+	c.fail(s3.Errorf(s3.MethodNotAllowed, "The specified method is not allowed against this resource."))
+}
+
+// writeXML writes a 200 XML body.
+func (c *call) writeXML(body []byte) {
+	_ = httpx.WriteFull(c.w, http.StatusOK, "application/xml", body) // a failed write means the client left
+}
+
+// ok writes an empty 200.
+func (c *call) ok() { _ = httpx.WriteFull(c.w, http.StatusOK, "", nil) }
+
+// unsupportedSub lists the sub-resources S3 defines and this server does not
+// implement: they answer 501 rather than being mistaken for plain requests.
+var unsupportedSub = []string{"cors", "lifecycle", "website", "tagging", "logging", "notification",
+	"replication", "encryption", "object-lock", "legal-hold", "retention", "torrent", "restore",
+	"select", "accelerate", "analytics", "inventory", "metrics", "intelligent-tiering",
+	"ownershipControls", "publicAccessBlock", "versions", "requestPayment"}
+
+func (c *call) unsupported() (string, bool) {
+	for _, s := range unsupportedSub {
+		if c.has(s) {
+			return s, true
+		}
+	}
+	return "", false
+}

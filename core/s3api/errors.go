@@ -1,0 +1,109 @@
+package s3api
+
+import (
+	"errors"
+	"net/http"
+
+	"github.com/cairnkv/cairn/core/httpx"
+	"github.com/cairnkv/cairn/core/s3"
+	"github.com/cairnkv/cairn/core/s3api/s3xml"
+)
+
+// statusOf maps S3 error codes to HTTP statuses (../shared/spec/s3-details.md §3).
+var statusOf = map[s3.Code]int{
+	s3.AccessDenied:              http.StatusForbidden,
+	s3.SignatureDoesNotMatch:     http.StatusForbidden,
+	s3.InvalidAccessKeyID:        http.StatusForbidden,
+	s3.RequestTimeTooSkewed:      http.StatusForbidden,
+	s3.BadDigest:                 http.StatusBadRequest,
+	s3.BucketAlreadyExists:       http.StatusConflict,
+	s3.BucketNotEmpty:            http.StatusConflict,
+	s3.MultipartUploadRemaining:  http.StatusConflict,
+	s3.UserAlreadyExists:         http.StatusConflict,
+	s3.EntityTooLarge:            http.StatusBadRequest,
+	s3.IncompleteBody:            http.StatusBadRequest,
+	s3.InternalError:             http.StatusInternalServerError,
+	s3.InvalidArgument:           http.StatusBadRequest,
+	s3.InvalidBucketName:         http.StatusBadRequest,
+	s3.InvalidDigest:             http.StatusBadRequest,
+	s3.InvalidRequest:            http.StatusBadRequest,
+	s3.InvalidUserField:          http.StatusBadRequest,
+	s3.KeyTooLong:                http.StatusBadRequest,
+	s3.MalformedACLError:         http.StatusBadRequest,
+	s3.MalformedXML:              http.StatusBadRequest,
+	s3.MalformedPolicy:           http.StatusBadRequest,
+	s3.MetadataTooLarge:          http.StatusBadRequest,
+	s3.TooManyBuckets:            http.StatusBadRequest,
+	s3.UnresolvableGrantByEmail:  http.StatusBadRequest,
+	s3.XAmzContentSHA256Mismatch: http.StatusBadRequest,
+	s3.NoSuchBucket:              http.StatusNotFound,
+	s3.NoSuchKey:                 http.StatusNotFound,
+	s3.NoSuchUser:                http.StatusNotFound,
+	s3.MissingContentLength:      http.StatusLengthRequired,
+	s3.MethodNotAllowed:          http.StatusMethodNotAllowed,
+	s3.PreconditionFailed:        http.StatusPreconditionFailed,
+	s3.NotModified:               http.StatusNotModified,
+	s3.InvalidRange:              http.StatusRequestedRangeNotSatisfiable,
+	s3.NotImplemented:            http.StatusNotImplemented,
+	s3.ServiceUnavailable:        http.StatusServiceUnavailable,
+}
+
+// Codes the signature package may return under names core/s3 does not declare.
+const (
+	codeMissingSecurityHeader  s3.Code = "MissingSecurityHeader"
+	codeAuthHeaderMalformed    s3.Code = "AuthorizationHeaderMalformed"
+	codeAuthQueryParamsError   s3.Code = "AuthorizationQueryParametersError"
+	codeRequestTimeout         s3.Code = "RequestTimeout"
+	codeMaxMessageLengthExceed s3.Code = "MaxMessageLengthExceeded"
+)
+
+func init() {
+	statusOf[codeMissingSecurityHeader] = http.StatusBadRequest
+	statusOf[codeAuthHeaderMalformed] = http.StatusBadRequest
+	statusOf[codeAuthQueryParamsError] = http.StatusBadRequest
+	statusOf[codeRequestTimeout] = http.StatusBadRequest
+	statusOf[codeMaxMessageLengthExceed] = http.StatusBadRequest
+}
+
+// StatusOf returns the HTTP status of an S3 error code (500 for codes it does not know).
+func StatusOf(c s3.Code) int {
+	if st, ok := statusOf[c]; ok {
+		return st
+	}
+	return http.StatusInternalServerError
+}
+
+// writeError is the one place an error becomes an S3 response: an *s3.Error becomes its
+// status and the XML error body (no body for HEAD, 304 or 412-less statuses that
+// forbid one); a body over its limit becomes 400 MaxMessageLengthExceeded; anything
+// else is logged with the request id and answered 500 InternalError.
+func (a *API) writeError(w http.ResponseWriter, r *http.Request, resource string, err error) {
+	e := s3.AsError(err)
+	var mbe *http.MaxBytesError
+	switch {
+	case e != nil:
+	case errors.As(err, &mbe):
+		e = &s3.Error{Code: codeMaxMessageLengthExceed, Message: "Your request was too big."}
+	default:
+		a.log.Error("s3: internal error", "method", r.Method, "path", r.URL.Path,
+			"request_id", httpx.RequestIDFrom(r.Context()), "err", err)
+		e = &s3.Error{Code: s3.InternalError, Message: "We encountered an internal error. Please try again."}
+	}
+	status := StatusOf(e.Code)
+	if e.Code == s3.NotModified {
+		w.WriteHeader(http.StatusNotModified)
+		return
+	}
+	if r.Method == http.MethodHead {
+		w.WriteHeader(status)
+		return
+	}
+	body := s3xml.MarshalError(string(e.Code), e.Message, resource, httpx.RequestIDFrom(r.Context()))
+	_ = httpx.WriteFull(w, status, "application/xml", body) // a failed write means the client left
+}
+
+// WriteInternalError answers 500 InternalError (the recovery middleware's answer to a
+// panic); the request id in the body lets an operator find the logged panic.
+func (a *API) WriteInternalError(w http.ResponseWriter, r *http.Request, _ error) {
+	a.writeError(w, r, r.URL.Path, &s3.Error{Code: s3.InternalError, Message: "We encountered an internal error. Please try again."})
+}

@@ -1,0 +1,376 @@
+package s3api
+
+import (
+	"crypto/md5"
+	"encoding/base64"
+	"errors"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/cairnkv/cairn/core/s3"
+	"github.com/cairnkv/cairn/core/s3api/s3xml"
+)
+
+// storedHeaders are the standard headers a PUT stores and GET and HEAD give back.
+var storedHeaders = []string{"Cache-Control", "Content-Disposition", "Content-Encoding", "Content-Language", "Expires"}
+
+// defaultContentType is the type of an object stored without one (Riak CS's).
+const defaultContentType = "application/octet-stream"
+
+// serveObject dispatches the object-level requests on method and sub-resource.
+func (c *call) serveObject() {
+	if sub, ok := c.unsupported(); ok {
+		c.notImplemented("?" + sub)
+		return
+	}
+	if c.has("uploadId") || c.has("uploads") || c.has("partNumber") {
+		c.notImplemented("multipart uploads")
+		return
+	}
+	switch c.r.Method {
+	case http.MethodGet, http.MethodHead:
+		if c.has("acl") {
+			if c.r.Method == http.MethodHead {
+				c.methodNotAllowed()
+				return
+			}
+			acl, err := c.a.svc.ObjectACL(c.r.Context(), c.who, c.bucket, c.key)
+			if err != nil {
+				c.fail(err)
+				return
+			}
+			c.writeXML(s3xml.MarshalACL(acl))
+			return
+		}
+		c.getObject()
+	case http.MethodPut:
+		switch {
+		case c.has("acl"):
+			c.putObjectACL()
+		case c.header("Copy-Source") != "":
+			c.notImplemented("copy")
+		default:
+			c.putObject()
+		}
+	case http.MethodDelete:
+		if err := c.a.svc.DeleteObject(c.r.Context(), c.who, c.bucket, c.key); err != nil {
+			c.fail(err)
+			return
+		}
+		c.w.WriteHeader(http.StatusNoContent)
+	default:
+		c.methodNotAllowed()
+	}
+}
+
+// putObject stores the request body. Every check that needs only the headers runs
+// before the body is read, so a refused "Expect: 100-continue" upload is never sent.
+func (c *call) putObject() {
+	r := c.r
+	size, err := c.contentLength()
+	if err != nil {
+		c.fail(err)
+		return
+	}
+	var sum []byte
+	if v, ok := r.Header["Content-Md5"]; ok {
+		b, err := base64.StdEncoding.DecodeString(strings.TrimSpace(v[0]))
+		if err != nil || len(b) != md5.Size {
+			c.fail(s3.Errorf(s3.InvalidDigest, "The Content-MD5 you specified is not valid."))
+			return
+		}
+		sum = b
+	}
+	if err := c.checkPayload(); err != nil {
+		c.fail(err)
+		return
+	}
+	in := s3.PutInput{Body: c.body(), Size: size, MD5: sum, ContentType: r.Header.Get("Content-Type"),
+		Meta: c.userMeta(), Headers: map[string]string{}}
+	for _, h := range storedHeaders {
+		if v := r.Header.Get(h); v != "" {
+			in.Headers[h] = v
+		}
+	}
+	if enc := in.Headers["Content-Encoding"]; enc != "" {
+		in.Headers["Content-Encoding"] = stripAWSChunked(enc)
+		if in.Headers["Content-Encoding"] == "" {
+			delete(in.Headers, "Content-Encoding")
+		}
+	}
+	if len(in.Headers) == 0 {
+		in.Headers = nil
+	}
+	if c.grantHeaders() {
+		if c.header("Acl") != "" {
+			c.fail(s3.Errorf(s3.InvalidRequest, "Specifying both Canned ACLs and Header Grants is not allowed"))
+			return
+		}
+		acl, err := c.aclFromHeaders(s3.Owner{ID: c.who.ID, DisplayName: c.who.DisplayName}, s3.Owner{})
+		if err != nil {
+			c.fail(err)
+			return
+		}
+		in.ACL = &acl
+	} else {
+		in.Canned = c.header("Acl")
+		if _, err := s3.CannedACL(in.Canned, s3.Owner{}, s3.Owner{}); err != nil {
+			c.fail(err)
+			return
+		}
+	}
+	m, err := c.a.svc.PutObject(r.Context(), c.who, c.bucket, c.key, in)
+	if err != nil {
+		c.fail(err)
+		return
+	}
+	c.w.Header().Set("ETag", `"`+m.ETag+`"`)
+	c.ok()
+}
+
+// contentLength returns the object's size: Content-Length, or for aws-chunked
+// uploads x-amz-decoded-content-length. Without either the answer is 411.
+func (c *call) contentLength() (int64, error) {
+	if c.isStreaming() {
+		v := c.r.Header.Get("X-Amz-Decoded-Content-Length")
+		n, err := strconv.ParseInt(v, 10, 64)
+		if v == "" {
+			return 0, s3.Errorf(s3.MissingContentLength, "You must provide the Content-Length HTTP header.")
+		}
+		if err != nil || n < 0 {
+			return 0, s3.Errorf(s3.InvalidArgument, "x-amz-decoded-content-length is not a length")
+		}
+		return n, nil
+	}
+	if c.r.ContentLength < 0 {
+		return 0, s3.Errorf(s3.MissingContentLength, "You must provide the Content-Length HTTP header.")
+	}
+	return c.r.ContentLength, nil
+}
+
+// userMeta collects the x-amz-meta-* and x-obj-meta-* headers, names lower-cased.
+func (c *call) userMeta() []s3.MetaPair {
+	var meta []s3.MetaPair
+	for name, vs := range c.r.Header {
+		l := strings.ToLower(name)
+		var n string
+		switch {
+		case strings.HasPrefix(l, "x-amz-meta-"):
+			n = l[len("x-amz-meta-"):]
+		case strings.HasPrefix(l, "x-obj-meta-"):
+			n = l[len("x-obj-meta-"):]
+		default:
+			continue
+		}
+		meta = append(meta, s3.MetaPair{Name: n, Value: strings.Join(vs, ",")})
+	}
+	sortMeta(meta)
+	return meta
+}
+
+func sortMeta(m []s3.MetaPair) {
+	for i := 1; i < len(m); i++ {
+		for j := i; j > 0 && m[j].Name < m[j-1].Name; j-- {
+			m[j], m[j-1] = m[j-1], m[j]
+		}
+	}
+}
+
+func stripAWSChunked(enc string) string {
+	var keep []string
+	for _, p := range strings.Split(enc, ",") {
+		if p = strings.TrimSpace(p); p != "" && !strings.EqualFold(p, "aws-chunked") {
+			keep = append(keep, p)
+		}
+	}
+	return strings.Join(keep, ",")
+}
+
+func (c *call) putObjectACL() {
+	acl, err := c.aclFromRequest(func() (s3.Owner, s3.Owner, error) {
+		m, err := c.a.svc.StatObject(c.r.Context(), s3.Requester{Admin: true}, c.bucket, c.key)
+		if err != nil {
+			return s3.Owner{}, s3.Owner{}, err
+		}
+		b, err := c.a.svc.Bucket(c.r.Context(), c.bucket)
+		if err != nil {
+			return s3.Owner{}, s3.Owner{}, err
+		}
+		return m.Owner, b.Owner, nil
+	})
+	if err != nil {
+		c.fail(err)
+		return
+	}
+	if err := c.a.svc.SetObjectACL(c.r.Context(), c.who, c.bucket, c.key, acl); err != nil {
+		c.fail(err)
+		return
+	}
+	c.ok()
+}
+
+// responseOverrides are the query parameters that replace response headers on GET.
+var responseOverrides = map[string]string{
+	"response-content-type":        "Content-Type",
+	"response-content-language":    "Content-Language",
+	"response-expires":             "Expires",
+	"response-cache-control":       "Cache-Control",
+	"response-content-disposition": "Content-Disposition",
+	"response-content-encoding":    "Content-Encoding",
+}
+
+// getObject answers GET and HEAD of an object: headers, conditional requests, a single
+// byte range, and the data streamed chunk by chunk from one snapshot.
+func (c *call) getObject() {
+	obj, err := c.a.svc.OpenObject(c.r.Context(), c.who, c.bucket, c.key)
+	if err != nil {
+		c.fail(err)
+		return
+	}
+	defer obj.Close()
+	m := obj.Manifest
+	if err := checkConditions(c.r, m); err != nil {
+		if s3.IsCode(err, s3.NotModified) {
+			c.w.Header().Set("ETag", `"`+m.ETag+`"`)
+			c.w.Header().Set("Last-Modified", m.LastModified.Format(http.TimeFormat))
+		}
+		c.fail(err)
+		return
+	}
+	h := c.w.Header()
+	ct := m.ContentType
+	if ct == "" {
+		ct = defaultContentType
+	}
+	h.Set("Content-Type", ct)
+	h.Set("ETag", `"`+m.ETag+`"`)
+	h.Set("Last-Modified", m.LastModified.Format(http.TimeFormat))
+	h.Set("Accept-Ranges", "bytes")
+	for k, v := range m.Headers {
+		h.Set(k, v)
+	}
+	for _, p := range m.Meta {
+		h[http.CanonicalHeaderKey(c.a.prefix+"meta-"+p.Name)] = []string{p.Value}
+	}
+	for q, name := range responseOverrides {
+		if v, ok := c.query[q]; ok && !c.who.Anonymous {
+			h.Set(name, v[0])
+		}
+	}
+	off, n, partial, err := parseRange(c.r.Header.Get("Range"), m.Size)
+	if err != nil {
+		h.Set("Content-Range", "bytes */"+strconv.FormatInt(m.Size, 10))
+		for _, k := range []string{"Content-Type", "ETag", "Last-Modified", "Accept-Ranges"} {
+			h.Del(k)
+		}
+		c.fail(err)
+		return
+	}
+	h.Set("Content-Length", strconv.FormatInt(n, 10))
+	status := http.StatusOK
+	if partial {
+		status = http.StatusPartialContent
+		h.Set("Content-Range", "bytes "+strconv.FormatInt(off, 10)+"-"+strconv.FormatInt(off+n-1, 10)+"/"+strconv.FormatInt(m.Size, 10))
+	}
+	c.w.WriteHeader(status)
+	if c.r.Method == http.MethodHead {
+		return
+	}
+	if err := obj.WriteRange(c.w, off, n); err != nil {
+		if !errors.Is(err, http.ErrHandlerTimeout) && !isClientGone(err) {
+			c.a.log.Error("s3: object data", "bucket", c.bucket, "key", c.key, "err", err)
+		}
+		panic(http.ErrAbortHandler) // the status is sent: only cutting the connection tells the client
+	}
+}
+
+func isClientGone(err error) bool {
+	return errors.Is(err, io.ErrClosedPipe) || errors.Is(err, http.ErrAbortHandler) ||
+		strings.Contains(err.Error(), "broken pipe") || strings.Contains(err.Error(), "connection reset")
+}
+
+// checkConditions evaluates If-Match, If-None-Match, If-Modified-Since and
+// If-Unmodified-Since as S3 does: 412 PreconditionFailed, or NotModified (304).
+func checkConditions(r *http.Request, m *s3.Manifest) error {
+	etag := m.ETag
+	lm := m.LastModified.Truncate(time.Second)
+	precondition := &s3.Error{Code: s3.PreconditionFailed, Message: "At least one of the pre-conditions you specified did not hold"}
+	notModified := &s3.Error{Code: s3.NotModified, Message: "Not Modified"}
+	im := r.Header.Get("If-Match")
+	if im != "" && !etagMatches(im, etag) {
+		return precondition
+	}
+	if v := r.Header.Get("If-Unmodified-Since"); v != "" && im == "" {
+		if t, err := http.ParseTime(v); err == nil && lm.After(t) {
+			return precondition
+		}
+	}
+	inm := r.Header.Get("If-None-Match")
+	if inm != "" && etagMatches(inm, etag) {
+		return notModified
+	}
+	if v := r.Header.Get("If-Modified-Since"); v != "" && inm == "" {
+		if t, err := http.ParseTime(v); err == nil && !lm.After(t) {
+			return notModified
+		}
+	}
+	return nil
+}
+
+// etagMatches reports whether a list of entity tags (or "*") names etag.
+func etagMatches(list, etag string) bool {
+	for _, t := range strings.Split(list, ",") {
+		t = strings.TrimSpace(t)
+		t = strings.TrimPrefix(t, "W/")
+		if t == "*" || strings.Trim(t, `"`) == etag {
+			return true
+		}
+	}
+	return false
+}
+
+// parseRange interprets a Range header against an object of size bytes. One range
+// gives (offset, length, true); no header, a malformed one, or several ranges give the
+// whole object (as S3 does); a range that starts past the end is 416 InvalidRange.
+func parseRange(h string, size int64) (off, n int64, partial bool, err error) {
+	whole := func() (int64, int64, bool, error) { return 0, size, false, nil }
+	spec, ok := strings.CutPrefix(strings.TrimSpace(h), "bytes=")
+	if !ok || strings.Contains(spec, ",") {
+		return whole()
+	}
+	a, b, ok := strings.Cut(strings.TrimSpace(spec), "-")
+	if !ok {
+		return whole()
+	}
+	invalid := &s3.Error{Code: s3.InvalidRange, Message: "The requested range is not satisfiable"}
+	if a == "" {
+		k, err := strconv.ParseInt(b, 10, 64)
+		if err != nil || k < 0 {
+			return whole()
+		}
+		if k == 0 || size == 0 {
+			return 0, 0, false, invalid
+		}
+		k = min(k, size)
+		return size - k, k, true, nil
+	}
+	start, err := strconv.ParseInt(a, 10, 64)
+	if err != nil || start < 0 {
+		return whole()
+	}
+	end := size - 1
+	if b != "" {
+		e, err := strconv.ParseInt(b, 10, 64)
+		if err != nil || e < start {
+			return whole()
+		}
+		end = min(e, size-1)
+	}
+	if start >= size {
+		return 0, 0, false, invalid
+	}
+	return start, end - start + 1, true, nil
+}
