@@ -18,8 +18,8 @@ import (
 
 // The x-amz-content-sha256 values of aws-chunked uploads.
 const (
-	streamingSigned          = "STREAMING-AWS4-HMAC-SHA256-PAYLOAD"
-	streamingUnsignedTrailer = "STREAMING-UNSIGNED-PAYLOAD-TRAILER"
+	streamingSigned          = sig.StreamingPayload
+	streamingUnsignedTrailer = sig.StreamingUnsignedPayload
 )
 
 // isStreaming reports whether the body is aws-chunked.
@@ -57,8 +57,6 @@ func (c *call) body() io.Reader {
 // maxChunkLine bounds a chunk header or trailer line of an aws-chunked body.
 const maxChunkLine = 4096
 
-// emptySHA256 is the hex SHA-256 of no bytes.
-const emptySHA256 = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
 
 // chunkedReader decodes an aws-chunked body: "hex-size[;chunk-signature=sig]\r\n",
 // the data, "\r\n", until a zero-size chunk, then (for trailer variants) trailer lines
@@ -200,11 +198,7 @@ func (cr *chunkedReader) verify() error {
 	if cr.auth == nil {
 		return nil
 	}
-	sts := "AWS4-HMAC-SHA256-PAYLOAD\n" + cr.auth.AmzDate + "\n" + cr.auth.Scope + "\n" + cr.prev + "\n" +
-		emptySHA256 + "\n" + hex.EncodeToString(cr.h.Sum(nil))
-	m := hmac.New(sha256.New, cr.auth.SigningKey)
-	m.Write([]byte(sts))
-	got := hex.EncodeToString(m.Sum(nil))
+	got := sig.SignChunkV4(cr.auth.SigningKey, cr.auth.AmzDate, cr.auth.Scope, cr.prev, hex.EncodeToString(cr.h.Sum(nil)))
 	if !hmac.Equal([]byte(got), []byte(cr.want)) {
 		return &s3.Error{Code: s3.SignatureDoesNotMatch, Message: "The request signature we calculated does not match the signature you provided. Check your key and signing method."}
 	}
