@@ -108,6 +108,7 @@ func (a *API) serve(w http.ResponseWriter, r *http.Request) {
 		c.resource += "/" + c.key
 	}
 	if c.hostBucket == "" && (c.bucket == "riak-cs" || c.bucket == "store-cs") {
+		httpx.SetRoute(w, "s3_admin")
 		c.resource = r.URL.Path
 		if err := c.authenticate(); err != nil {
 			c.fail(err)
@@ -120,6 +121,7 @@ func (a *API) serve(w http.ResponseWriter, r *http.Request) {
 		c.fail(err)
 		return
 	}
+	httpx.SetRoute(w, c.routeName())
 	switch {
 	case c.bucket == "":
 		c.serveService()
@@ -214,4 +216,20 @@ func (c *call) unsupported() (string, bool) {
 		}
 	}
 	return "", false
+}
+
+// routeName names the request's resource for metrics and the access log: the service,
+// a bucket or an object, with the ?acl sub-resource apart.
+func (c *call) routeName() string {
+	name := "s3_object"
+	switch {
+	case c.bucket == "":
+		return "s3_service"
+	case c.key == "":
+		name = "s3_bucket"
+	}
+	if c.has("acl") {
+		name += "_acl"
+	}
+	return name
 }

@@ -7,6 +7,7 @@ import (
 	"github.com/cairnkv/cairn/core/httpx"
 	"github.com/cairnkv/cairn/core/s3"
 	"github.com/cairnkv/cairn/core/s3api/s3xml"
+	"github.com/cairnkv/cairn/core/s3api/sig"
 )
 
 // statusOf maps S3 error codes to HTTP statuses (../shared/spec/s3-details.md §3).
@@ -98,7 +99,17 @@ func (a *API) writeError(w http.ResponseWriter, r *http.Request, resource string
 		w.WriteHeader(status)
 		return
 	}
-	body := s3xml.MarshalError(string(e.Code), e.Message, resource, httpx.RequestIDFrom(r.Context()))
+	var extra [][2]string
+	var se *sig.SignatureError
+	if errors.As(err, &se) {
+		// AWS's debugging elements: what the server signed (never the secret).
+		extra = append(extra, [2]string{"AWSAccessKeyId", se.AccessKeyID}, [2]string{"StringToSign", se.StringToSign},
+			[2]string{"SignatureProvided", se.SignatureProvided})
+		if se.CanonicalRequest != "" {
+			extra = append(extra, [2]string{"CanonicalRequest", se.CanonicalRequest})
+		}
+	}
+	body := s3xml.MarshalError(string(e.Code), e.Message, resource, httpx.RequestIDFrom(r.Context()), extra...)
 	_ = httpx.WriteFull(w, status, "application/xml", body) // a failed write means the client left
 }
 
