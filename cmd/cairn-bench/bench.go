@@ -51,6 +51,8 @@ type bench struct {
 	putDW0 *phaseResult
 	// host is the server's WebAssembly host (for the hook phase's pool figures).
 	host *wasmhost.Host
+	// s3 is the s3 phase's section of the report.
+	s3 *s3Result
 }
 
 // phaseResult is one measured phase.
@@ -124,6 +126,7 @@ func newBench(o options, out, log io.Writer) (*bench, error) {
 	cfg := server.DefaultConfig()
 	cfg.DataDir = dir
 	cfg.KVListen = "127.0.0.1:0"
+	cfg.S3Listen = "" // the s3 phase runs a Cairn of its own
 	cfg.LogLevel = "error"
 	cfg.CacheSize = b.o.CacheSize
 	cfg.ObjectCacheSize = b.o.ObjectCacheSize
@@ -202,7 +205,7 @@ func (b *bench) run(ctx context.Context) error {
 		name string
 		fn   func(context.Context) error
 	}{
-		{"get", b.phaseGet}, {"put", b.phasePut}, {"sync", b.phaseSync}, {"burst", b.phaseBurst}, {"hook", b.phaseHook}, {"query", b.phaseQuery},
+		{"get", b.phaseGet}, {"put", b.phasePut}, {"sync", b.phaseSync}, {"burst", b.phaseBurst}, {"hook", b.phaseHook}, {"query", b.phaseQuery}, {"s3", b.phaseS3},
 	}
 	for _, s := range steps {
 		if !b.o.Phases[s.name] {
@@ -666,7 +669,7 @@ func (b *bench) phaseSyncSlowDisk(ctx context.Context) error {
 	}
 	defer os.RemoveAll(dir)
 	cfg := server.DefaultConfig()
-	cfg.DataDir, cfg.KVListen, cfg.LogLevel = dir, "127.0.0.1:0", "error"
+	cfg.DataDir, cfg.KVListen, cfg.S3Listen, cfg.LogLevel = dir, "127.0.0.1:0", "", "error"
 	cfg.SyncLatency = b.o.SimFsync
 	srv, err := server.New(cfg, "bench", slog.New(slog.NewTextHandler(b.log, &slog.HandlerOptions{Level: slog.LevelError})))
 	if err != nil {

@@ -24,6 +24,7 @@ func benchServer(b *testing.B, n int) (*server.Server, []byte) {
 	cfg := server.DefaultConfig()
 	cfg.DataDir = b.TempDir()
 	cfg.KVListen = "127.0.0.1:0"
+	cfg.S3Listen = ""
 	cfg.LogLevel = "error"
 	srv, err := server.New(cfg, "bench", slog.New(slog.NewTextHandler(io.Discard, &slog.HandlerOptions{Level: slog.LevelError})))
 	if err != nil {

@@ -7,7 +7,11 @@
 //  2. PUT of 1 KiB objects with dw=0, Cairn / bare (target >= 0.3);
 //  3. PUT with dw=1: 64 concurrent writers / one writer (target >= 10: group commit);
 //  4. GET during and right after a burst of random PUTs, / the settled GET rate before
-//     it (target >= 0.3 for both).
+//     it (target >= 0.3 for both);
+//  5. with --phases ...,s3 (not a default phase: `make bench` asks for it), the
+//     object-storage interface: PUT and GET of 4 KiB and 4 MiB objects, Cairn / a bare
+//     net/http server writing each object to a file (ratios, no target), and the peak
+//     RSS above idle during one streamed 1 GiB upload (target < 64 MiB).
 //
 // A benchmark reports; it never fails: the exit status is non-zero only when the
 // benchmark could not run. See docs/benchmarks.md.
@@ -15,7 +19,7 @@
 // Usage:
 //
 //	cairn-bench [--quick] [--duration 5s] [--loadgen auto|wrk|builtin] [--json FILE]
-//	            [--cpuprofile PREFIX] [--phases get,put,sync,burst] ...
+//	            [--cpuprofile PREFIX] [--phases get,put,sync,burst,hook,query,s3] ...
 package main
 
 import (

@@ -42,11 +42,20 @@ type options struct {
 	// QueryKeys is the size of the query phase's bucket (listing and 2i).
 	QueryKeys int
 	Slices    int
+	// S3Duration is the measured time of each of the s3 phase's compared pairs.
+	S3Duration time.Duration
+	// S3Small and S3Large are the s3 phase's object sizes, each measured with its own
+	// number of connections; S3Big is the size of its one streamed upload.
+	S3Small, S3Large, S3Big    byteSize
+	S3SmallConns, S3LargeConns int
 }
 
 var errHelp = errors.New("help requested")
 
-var allPhases = []string{"get", "put", "sync", "burst", "hook", "query"}
+var allPhases = []string{"get", "put", "sync", "burst", "hook", "query", "s3"}
+
+// defaultPhases run when --phases is not given: all but s3, which `make bench` asks for.
+var defaultPhases = allPhases[:len(allPhases)-1]
 
 func parseFlags(args []string, stderr io.Writer) (options, error) {
 	var o options
@@ -69,13 +78,20 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.IntVar(&o.CacheSize, "cache-size", 0, "Cairn's LevelDB block cache in bytes (0: the server's default)")
 	fs.Int64Var(&o.ObjectCacheSize, "object-cache-size", 0, "Cairn's object cache in bytes (0: the server's default, negative: none)")
 	fs.StringVar(&o.CPUProfile, "cpuprofile", "", "write a CPU profile of each measured phase to PREFIX.PHASE.pprof")
-	phases := fs.String("phases", strings.Join(allPhases, ","), "phases to run, a comma-separated subset of "+strings.Join(allPhases, ","))
+	phases := fs.String("phases", strings.Join(defaultPhases, ","), "phases to run, a comma-separated subset of "+strings.Join(allPhases, ","))
 	fs.DurationVar(&o.SimFsync, "sim-fsync", 2*time.Millisecond, "also run the sync phase on a simulated disk whose fsync takes this long (0: skip)")
 	fs.StringVar(&o.HookModule, "hook-module", "wasm-examples/c/malicious/malicious.wasm", "WebAssembly module of the hook phase's precommit with the 0.85 target")
 	fs.StringVar(&o.HookFunction, "hook-function", "ok", "that precommit's function")
 	fs.StringVar(&o.HookModuleHeavy, "hook-module-heavy", "wasm-examples/rust/json-schema-precommit/json-schema-precommit.wasm", "a precommit doing real work, measured without a target (function validate; values are JSON documents its schema accepts; empty: skip)")
 	fs.IntVar(&o.QueryKeys, "query-keys", 1_000_000, "objects (each with one _int and one _bin index entry) listed and queried in the query phase")
 	fs.IntVar(&o.Slices, "slices", 5, "measure each compared pair in this many alternating slices (1: one after the other)")
+	o.S3Small, o.S3Large, o.S3Big = 4<<10, 4<<20, 1<<30
+	fs.DurationVar(&o.S3Duration, "s3-duration", 3*time.Second, "measured time of each of the s3 phase's compared pairs")
+	fs.Var(&o.S3Small, "s3-small", "the s3 phase's small object size")
+	fs.IntVar(&o.S3SmallConns, "s3-small-conns", 16, "connections of the s3 phase's small-object load")
+	fs.Var(&o.S3Large, "s3-large", "the s3 phase's large object size")
+	fs.IntVar(&o.S3LargeConns, "s3-large-conns", 4, "connections of the s3 phase's large-object load")
+	fs.Var(&o.S3Big, "s3-big", "size of the s3 phase's one streamed upload whose RSS is measured")
 	fs.DurationVar(&o.SettleMax, "settle-max", 60*time.Second, "longest wait for LevelDB compactions to finish before a phase")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -90,13 +106,15 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
 	if o.Quick {
 		quick := map[string]func(){
-			"duration":   func() { o.Duration = time.Second },
-			"warmup":     func() { o.Warmup = 500 * time.Millisecond },
-			"after":      func() { o.After = time.Second },
-			"keys":       func() { o.Keys = 10000 },
-			"burst":      func() { o.Burst = 20000 },
-			"slices":     func() { o.Slices = 1 },
-			"query-keys": func() { o.QueryKeys = 20000 },
+			"duration":    func() { o.Duration = time.Second },
+			"warmup":      func() { o.Warmup = 500 * time.Millisecond },
+			"after":       func() { o.After = time.Second },
+			"keys":        func() { o.Keys = 10000 },
+			"burst":       func() { o.Burst = 20000 },
+			"slices":      func() { o.Slices = 1 },
+			"query-keys":  func() { o.QueryKeys = 20000 },
+			"s3-duration": func() { o.S3Duration = time.Second },
+			"s3-big":      func() { o.S3Big = 256 << 20 },
 		}
 		for name, apply := range quick {
 			if !set[name] {
@@ -138,6 +156,10 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 		return o, errors.New("--slices must be at least 1")
 	case o.WrkThreads < 1:
 		return o, errors.New("--wrk-threads must be at least 1")
+	case o.S3Duration <= 0 || o.S3SmallConns < 1 || o.S3LargeConns < 1:
+		return o, errors.New("--s3-duration must be positive, --s3-small-conns and --s3-large-conns at least 1")
+	case o.S3Small < 1 || o.S3Large < 1 || o.S3Big < 1 || o.S3Small > 1<<30 || o.S3Large > 1<<30:
+		return o, errors.New("--s3-small, --s3-large and --s3-big must be at least 1 byte (the first two at most 1GiB)")
 	}
 	return o, nil
 }

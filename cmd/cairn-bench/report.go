@@ -34,6 +34,7 @@ type result struct {
 	Ratios       []ratioResult `json:"ratios"`
 	Limits       []limitResult `json:"limits,omitempty"`
 	Burst        *burstResult  `json:"burst,omitempty"`
+	S3           *s3Result     `json:"s3,omitempty"`
 	Notes        []string      `json:"notes,omitempty"`
 }
 
@@ -86,6 +87,9 @@ func (b *bench) report() error {
 			fmt.Fprintf(b.out, "       LevelDB meanwhile: %s\n", b.burst.LevelDB)
 		}
 	}
+	if err := b.reportS3(b.out); err != nil {
+		return err
+	}
 	pass, targets := 0, 0
 	for _, r := range b.ratios {
 		if r.Info {
@@ -121,7 +125,7 @@ func (b *bench) report() error {
 		Loadgen: b.loadgen, LoadgenDesc: b.loadgenDesc,
 		DurationS: b.o.Duration.Seconds(), WarmupS: b.o.Warmup.Seconds(), AfterS: b.o.After.Seconds(),
 		Conns: b.o.Conns, ValueBytes: b.o.ValueSize, Keys: b.o.Keys, BurstPUTs: b.o.Burst, BurstWriters: b.o.BurstWriters,
-		Quick: b.o.Quick, Slices: b.slices(), Phases: b.phases, Ratios: b.ratios, Limits: b.limits, Burst: b.burst, Notes: b.notes,
+		Quick: b.o.Quick, Slices: b.slices(), Phases: b.phases, Ratios: b.ratios, Limits: b.limits, Burst: b.burst, S3: b.s3, Notes: b.notes,
 	}
 	if b.wrk != nil {
 		res.DurationS = float64(ceilSeconds(b.o.Duration))

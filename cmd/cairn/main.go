@@ -41,6 +41,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return check(args, getenv, stdout, stderr)
 	case "module":
 		return moduleCmd(ctx, args, getenv, stdout, stderr)
+	case "user":
+		return userCmd(ctx, args, getenv, stdout, stderr)
 	case "hook":
 		return hookCmd(ctx, args, stdout, stderr)
 	case "version":

@@ -177,6 +177,11 @@ func TestUsers(t *testing.T) {
 	if err != nil || a2.ID != a.ID || a2.KeySecret != "secret-two" {
 		t.Fatalf("admin again: %+v %v", a2, err)
 	}
+	// A new admin credential makes a new admin user; the old one is no longer admin.
+	a3, err := s.EnsureAdmin(ctx, "OTHERADMIN0123456789", "s")
+	if err != nil || !s.IsAdmin(a3) || s.IsAdmin(a2) || a3.ID == a.ID {
+		t.Fatalf("new admin: %+v %v", a3, err)
+	}
 }
 
 func TestBucketNames(t *testing.T) {

@@ -284,6 +284,10 @@ func (s *Service) EnsureAdmin(ctx context.Context, keyID, secret string) (*User,
 		}
 	case IsCode(err, NoSuchUser):
 		u, err = s.CreateUser(ctx, NewUser{Name: "admin", Email: "admin@" + adminDomain, KeyID: keyID, KeySecret: secret})
+		if IsCode(err, UserAlreadyExists) {
+			// An earlier admin credential's user has the address.
+			u, err = s.CreateUser(ctx, NewUser{Name: "admin", Email: "admin-" + lowerASCII(keyID) + "@" + adminDomain, KeyID: keyID, KeySecret: secret})
+		}
 		if err != nil {
 			return nil, fmt.Errorf("s3: create admin: %w", err)
 		}
