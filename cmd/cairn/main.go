@@ -65,9 +65,11 @@ func usage(w io.Writer) {
                           create a bucket type (server stopped)
   cairn bucket-type show NAME [--data-dir DIR]
   cairn check [--data-dir DIR]
-                          verify a stopped server's store (objects, index postings, reaps)
+                          verify a stopped server's store (objects, index postings, reaps, S3 chunks)
   cairn module put NAME FILE.wasm | list | get NAME [-o FILE] | rm NAME [--url URL]
                           manage a running server's WebAssembly modules (admin key)
+  cairn user create --name N --email E | list [--status S] | disable|enable|rotate KEYID [--url URL]
+                          manage the object-storage interface's users (admin key)
   cairn hook call FILE.wasm FUNCTION [--point P] < INPUT.json   run a WebAssembly hook locally
   cairn version           print the version
 `)

@@ -1,0 +1,275 @@
+package main
+
+// Crash tests of the object-storage interface: a server killed (SIGKILL) while an
+// overwrite is arriving, or just after it arrived, must come back with one whole
+// version of the object — never a mix — and leave no chunk behind once its collector
+// has run, which `cairn check` verifies on the stopped store.
+
+import (
+	"bytes"
+	"crypto/rand"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// crashObjectSize is the size of the objects the crash tests write (20 chunks).
+const crashObjectSize = 20 << 20
+
+// randomBytes returns n random bytes.
+func randomBytes(n int) []byte {
+	b := make([]byte, n)
+	_, _ = rand.Read(b)
+	return b
+}
+
+// s3Put stores data under path with a V2-signed PUT and checks the ETag.
+func s3Put(t testing.TB, s *child, u userRecord, path string, data []byte) {
+	t.Helper()
+	r := s3SendMust(t, s, u, s3Call{method: http.MethodPut, path: path, body: bytes.NewReader(data),
+		header: http.Header{"Content-Type": {"application/octet-stream"}}}, http.StatusOK)
+	if want := `"` + hexMD5(data) + `"`; r.Header.Get("ETag") != want {
+		t.Fatalf("PUT %s: ETag %q, want %q", path, r.Header.Get("ETag"), want)
+	}
+}
+
+// s3GetWhole reads the object at path and checks that the body is whole: its length is
+// Content-Length and its MD5 is the ETag. It returns the body's hex MD5.
+func s3GetWhole(t testing.TB, s *child, u userRecord, path string) string {
+	t.Helper()
+	r := s3SendMust(t, s, u, s3Call{method: http.MethodGet, path: path}, http.StatusOK)
+	sum := hexMD5(r.Body)
+	if r.ContentLength != int64(len(r.Body)) || r.Header.Get("ETag") != `"`+sum+`"` {
+		t.Fatalf("GET %s: %d bytes with MD5 %s, but Content-Length %d and ETag %s", path, len(r.Body), sum,
+			r.ContentLength, r.Header.Get("ETag"))
+	}
+	return sum
+}
+
+// slowPut is a PUT whose body is fed through a pipe, so the test decides how much of it
+// the server has received.
+type slowPut struct {
+	pw   *io.PipeWriter
+	data []byte
+	sent int
+	done chan error // the request's outcome
+}
+
+// startSlowPut starts a V2-signed PUT of data (announced with its full Content-Length)
+// and returns before sending any of the body.
+func startSlowPut(t testing.TB, s *child, u userRecord, path string, data []byte) *slowPut {
+	t.Helper()
+	pr, pw := io.Pipe()
+	req := s3Call{method: http.MethodPut, path: path, body: pr, size: int64(len(data)),
+		header: http.Header{"Content-Type": {"application/octet-stream"}}}.build(t, s, u.KeyID, u.KeySecret)
+	p := &slowPut{pw: pw, data: data, done: make(chan error, 1)}
+	go func() {
+		r, err := httpClient.Do(req)
+		if err == nil {
+			b, _ := io.ReadAll(r.Body)
+			r.Body.Close()
+			if r.StatusCode != http.StatusOK {
+				err = fmt.Errorf("status %s: %s", r.Status, b)
+			}
+		}
+		pr.CloseWithError(errors.New("request over"))
+		p.done <- err
+	}()
+	return p
+}
+
+// send writes the body up to byte n, in 256 KiB pieces with short pauses; each write
+// returns once the client has taken the bytes.
+func (p *slowPut) send(t testing.TB, n int) {
+	t.Helper()
+	const piece = 256 << 10
+	for p.sent < n {
+		end := min(p.sent+piece, n)
+		if _, err := p.pw.Write(p.data[p.sent:end]); err != nil {
+			t.Fatalf("sending the body at byte %d: %v", p.sent, err)
+		}
+		p.sent = end
+		time.Sleep(2 * time.Millisecond)
+	}
+}
+
+// finish ends the body (an error if it was cut short) and returns the request's outcome.
+func (p *slowPut) finish(cut bool) error {
+	if cut {
+		p.pw.CloseWithError(errors.New("upload cut by the test"))
+	} else {
+		p.pw.Close()
+	}
+	select {
+	case err := <-p.done:
+		return err
+	case <-time.After(time.Minute):
+		return errors.New("the request did not end within a minute")
+	}
+}
+
+func TestS3CrashDuringOverwrite(t *testing.T) {
+	t.Parallel()
+	s := startServer(t, "--dialect", "riak")
+	u := createS3User(t, s, "Crash Tester", "crash@example.com")
+	s3SendMust(t, s, u, s3Call{method: http.MethodPut, path: "/crash"}, http.StatusOK)
+	const path = "/crash/object"
+
+	a := randomBytes(crashObjectSize)
+	s3Put(t, s, u, path, a)
+
+	// Killed in the middle of the upload: the object is still A.
+	t.Run("mid-upload", func(t *testing.T) {
+		b := randomBytes(crashObjectSize)
+		p := startSlowPut(t, s, u, path, b)
+		p.send(t, 10<<20)
+		// Let the server take in what the connection holds: it is then waiting for the
+		// rest with about half the chunks written.
+		time.Sleep(500 * time.Millisecond)
+		s.Kill()
+		if err := p.finish(true); err == nil {
+			t.Fatal("the interrupted PUT succeeded")
+		}
+		s.Restart()
+		// The chunks the interrupted write had stored are collected at start (10 MiB
+		// were sent, so at least one chunk was written even on a slow machine).
+		waitFor(t, 20*time.Second, "the interrupted write's chunks to be collected", func() bool {
+			return s3ChunksCollected(t, s) >= 1
+		})
+		t.Logf("chunks of the interrupted write collected at restart: %d", s3ChunksCollected(t, s))
+		if got := s3GetWhole(t, s, u, path); got != hexMD5(a) {
+			t.Fatalf("after a crash in the middle of an overwrite: object MD5 %s, want A's %s (B is %s)", got, hexMD5(a), hexMD5(b))
+		}
+	})
+
+	// Killed just after the whole body was sent, at various delays: the object is the old
+	// or the new version, whole.
+	t.Run("after-body", func(t *testing.T) {
+		cur := a
+		seen := map[string]int{}
+		for _, delay := range []time.Duration{0, time.Millisecond, 5 * time.Millisecond, 20 * time.Millisecond, 100 * time.Millisecond, 500 * time.Millisecond} {
+			b := randomBytes(crashObjectSize)
+			p := startSlowPut(t, s, u, path, b)
+			p.send(t, len(b))
+			_ = p.pw.Close()
+			time.Sleep(delay)
+			s.Kill()
+			putErr := p.finish(false)
+			s.Restart()
+			got := s3GetWhole(t, s, u, path)
+			switch got {
+			case hexMD5(cur):
+				seen["old"]++
+				if putErr == nil {
+					t.Fatalf("kill %v after the body: the PUT was acknowledged, but the object is the old version", delay)
+				}
+			case hexMD5(b):
+				seen["new"]++
+				cur = b
+			default:
+				t.Fatalf("kill %v after the body: object MD5 %s is neither the old version's %s nor the new one's %s",
+					delay, got, hexMD5(cur), hexMD5(b))
+			}
+		}
+		t.Logf("outcomes: %v", seen)
+	})
+
+	// Deleted and overwritten objects give back all their chunks too.
+	last := randomBytes(2<<20 + 1)
+	t.Run("delete-and-overwrite", func(t *testing.T) {
+		s3Put(t, s, u, "/crash/deleted", randomBytes(3<<20+5))
+		s3SendMust(t, s, u, s3Call{method: http.MethodDelete, path: "/crash/deleted"}, http.StatusNoContent)
+		s3Put(t, s, u, "/crash/overwritten", randomBytes(3<<20))
+		s3Put(t, s, u, "/crash/overwritten", last)
+		s3Put(t, s, u, "/crash/small", []byte("one chunk"))
+		s3Put(t, s, u, "/crash/small", []byte("another chunk"))
+		if got := s3GetWhole(t, s, u, "/crash/overwritten"); got != hexMD5(last) {
+			t.Fatalf("overwritten object: MD5 %s, want %s", got, hexMD5(last))
+		}
+	})
+
+	// After the collector has run, the stopped store holds the chunks of the live
+	// objects only (object 20, overwritten 3, small 1) and no collection work: every
+	// chunk of the interrupted, replaced and deleted versions is gone.
+	sum := waitS3Clean(t, s)
+	if want := (s3CheckSummary{Users: 2, Buckets: 1, Objects: 3, Chunks: 24}); sum != want {
+		t.Fatalf("cairn check: %+v, want %+v", sum, want)
+	}
+	s.Restart()
+	if got := s3GetWhole(t, s, u, "/crash/overwritten"); got != hexMD5(last) {
+		t.Fatalf("overwritten object after the check: MD5 %s, want %s", got, hexMD5(last))
+	}
+	if r := s3Send(t, s, u.KeyID, u.KeySecret, s3Call{method: http.MethodGet, path: "/crash/deleted"}); r.StatusCode != http.StatusNotFound {
+		t.Fatalf("deleted object: want 404, got\n%s", r)
+	}
+}
+
+// s3ChunksCollected reads the server's count of collected chunks from the KV interface's
+// /stats.
+func s3ChunksCollected(t testing.TB, s *child) int64 {
+	t.Helper()
+	r := s.get(t, "/stats", "Accept", "application/json")
+	if r.StatusCode != http.StatusOK {
+		t.Fatalf("GET /stats: %s", r)
+	}
+	var stats struct {
+		Collected *int64 `json:"s3_chunks_collected_total"`
+	}
+	if err := json.Unmarshal(r.Body, &stats); err != nil || stats.Collected == nil {
+		t.Fatalf("GET /stats: no s3_chunks_collected_total (%v) in %s", err, r.Body)
+	}
+	return *stats.Collected
+}
+
+// s3CheckRE matches the S3 summary line of `cairn check`.
+var s3CheckRE = regexp.MustCompile(`(?m)^cairn: s3: (\d+) users, (\d+) buckets, (\d+) objects, (\d+) chunks, (\d+) chunk sets awaiting collection$`)
+
+// s3CheckSummary is the S3 part of `cairn check`'s report.
+type s3CheckSummary struct {
+	Users, Buckets, Objects, Chunks, Pending int
+}
+
+// waitS3Clean waits until the server's chunk collector is idle, stops the server and runs
+// `cairn check` on its data directory, which must pass (it fails on a chunk that no
+// manifest and no pending work owns, or a manifest whose chunks are missing) and report no
+// collection work left. If work was left (the collector had not finished), it restarts
+// the server, lets the collector resume, and checks again. It returns the summary; the
+// server is left stopped.
+func waitS3Clean(t testing.TB, s *child) s3CheckSummary {
+	t.Helper()
+	for attempt := 1; ; attempt++ {
+		// The collector is idle once its count has not moved for half a second.
+		last, since := s3ChunksCollected(t, s), time.Now()
+		for time.Since(since) < 500*time.Millisecond {
+			time.Sleep(50 * time.Millisecond)
+			if n := s3ChunksCollected(t, s); n != last {
+				last, since = n, time.Now()
+			}
+		}
+		s.Stop()
+		code, out, errOut := runCairn(t, serverOpts{args: []string{"check", "--data-dir", s.DataDir}})
+		m := s3CheckRE.FindStringSubmatch(out)
+		if code != 0 || errOut != "" || m == nil || !strings.Contains(out, "is consistent") {
+			t.Fatalf("cairn check: exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
+		}
+		var sum s3CheckSummary
+		for i, p := range []*int{&sum.Users, &sum.Buckets, &sum.Objects, &sum.Chunks, &sum.Pending} {
+			*p, _ = strconv.Atoi(m[i+1])
+		}
+		if sum.Pending == 0 {
+			return sum
+		}
+		if attempt == 5 {
+			t.Fatalf("cairn check: collection work still pending after %d runs of the collector:\n%s", attempt, out)
+		}
+		t.Logf("cairn check (attempt %d): collection work left, letting the collector resume:\n%s", attempt, out)
+		s.Restart()
+	}
+}

@@ -1,0 +1,357 @@
+package main
+
+// End-to-end tests of `cairn user`, and helpers the S3 tests share: creating a user with
+// the command and sending V2-signed requests to the object-storage interface.
+
+import (
+	"bytes"
+	"crypto/md5"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+)
+
+// userRecord is a user as the administration API (and `cairn user`) prints it.
+type userRecord struct {
+	Email       string `json:"email"`
+	DisplayName string `json:"display_name"`
+	Name        string `json:"name"`
+	KeyID       string `json:"key_id"`
+	KeySecret   string `json:"key_secret"`
+	ID          string `json:"id"`
+	Status      string `json:"status"`
+}
+
+// userCLI runs `cairn user ARGS...` against s's object-storage interface with s's data
+// directory (so the admin key comes from its credential file).
+func userCLI(t testing.TB, s *child, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	argv := append([]string{"user"}, args...)
+	argv = append(argv, "--url", "http://"+s.S3Addr, "--data-dir", s.DataDir)
+	return runCairn(t, serverOpts{args: argv})
+}
+
+// mustUserJSON runs a `cairn user` command that must succeed and decodes its output into v.
+func mustUserJSON(t testing.TB, s *child, v any, args ...string) {
+	t.Helper()
+	code, out, errOut := userCLI(t, s, args...)
+	if code != 0 || errOut != "" {
+		t.Fatalf("cairn user %v: exit %d, stderr %q, stdout %q", args, code, errOut, out)
+	}
+	dec := json.NewDecoder(strings.NewReader(out))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		t.Fatalf("cairn user %v: output %q: %v", args, out, err)
+	}
+	if !strings.HasSuffix(out, "\n") {
+		t.Errorf("cairn user %v: output does not end in a newline: %q", args, out)
+	}
+}
+
+// createS3User creates a user with `cairn user create` and returns its record.
+func createS3User(t testing.TB, s *child, name, email string) userRecord {
+	t.Helper()
+	var u userRecord
+	mustUserJSON(t, s, &u, "create", "--name", name, "--email", email)
+	if u.KeyID == "" || u.KeySecret == "" {
+		t.Fatalf("cairn user create: no key pair in %+v", u)
+	}
+	return u
+}
+
+// s3Call is a request to the object-storage interface of a server.
+type s3Call struct {
+	method string
+	// path is the request path (percent-encoded as it should be sent), with the query.
+	path string
+	// host, when set, is the Host header (for host-style addressing); the connection
+	// still goes to the server's address.
+	host string
+	// header holds extra request headers.
+	header http.Header
+	// body is the request body (nil for none); size is its length when body is not a
+	// *bytes.Reader or *strings.Reader.
+	body io.Reader
+	size int64
+}
+
+// build makes the request for s, signed with V2 by the key pair unless keyID is empty
+// (anonymous).
+func (r s3Call) build(t testing.TB, s *child, keyID, secret string) *http.Request {
+	t.Helper()
+	req, err := http.NewRequest(r.method, "http://"+s.S3Addr+r.path, r.body)
+	if err != nil {
+		t.Fatalf("%s %s: %v", r.method, r.path, err)
+	}
+	if r.body != nil && req.ContentLength == 0 && r.size > 0 {
+		req.ContentLength = r.size
+	}
+	if r.host != "" {
+		req.Host = r.host
+	}
+	for k, v := range r.header {
+		req.Header[k] = v
+	}
+	if keyID != "" {
+		hostBucket, _ := strings.CutSuffix(r.host, ".s3.localhost")
+		if hostBucket == r.host {
+			hostBucket = ""
+		}
+		signV2(req, keyID, secret, hostBucket, time.Now())
+	}
+	return req
+}
+
+// s3Send sends a V2-signed (or, with an empty key id, anonymous) request and reads the
+// whole response.
+func s3Send(t testing.TB, s *child, keyID, secret string, r s3Call) *resp {
+	t.Helper()
+	return s.send(t, r.build(t, s, keyID, secret))
+}
+
+// s3SendMust is s3Send requiring the status want.
+func s3SendMust(t testing.TB, s *child, u userRecord, r s3Call, want int) *resp {
+	t.Helper()
+	out := s3Send(t, s, u.KeyID, u.KeySecret, r)
+	if out.StatusCode != want {
+		t.Fatalf("want %d, got\n%s", want, out)
+	}
+	return out
+}
+
+// hexMD5 returns the hex MD5 of b.
+func hexMD5(b []byte) string {
+	sum := md5.Sum(b)
+	return hex.EncodeToString(sum[:])
+}
+
+var (
+	keyIDRE     = regexp.MustCompile(`^[A-Z0-9_-]{20}$`)
+	keySecretRE = regexp.MustCompile(`^[A-Za-z0-9_=-]{40}$`)
+	canonicalRE = regexp.MustCompile(`^[0-9a-f]{64}$`)
+)
+
+func TestUserCLI(t *testing.T) {
+	t.Parallel()
+	s := startServer(t)
+
+	// create
+	alice := createS3User(t, s, "Alice Liddell", "alice@example.com")
+	if alice.Email != "alice@example.com" || alice.Name != "Alice Liddell" || alice.DisplayName != "alice" ||
+		alice.Status != "enabled" || !keyIDRE.MatchString(alice.KeyID) || !keySecretRE.MatchString(alice.KeySecret) ||
+		!canonicalRE.MatchString(alice.ID) {
+		t.Errorf("created user: %+v", alice)
+	}
+	bob := createS3User(t, s, "Bob", "bob@example.com")
+
+	// The new key pair works on the S3 API.
+	s3SendMust(t, s, alice, s3Call{method: http.MethodPut, path: "/alice-bucket"}, http.StatusOK)
+
+	// list: the admin, alice and bob.
+	var all []userRecord
+	mustUserJSON(t, s, &all, "list")
+	emails := map[string]userRecord{}
+	for _, u := range all {
+		emails[u.Email] = u
+	}
+	if len(all) != 3 || emails["alice@example.com"] != alice || emails["bob@example.com"] != bob {
+		t.Errorf("user list: %+v", all)
+	}
+	var disabled []userRecord
+	mustUserJSON(t, s, &disabled, "list", "--status", "disabled")
+	if len(disabled) != 0 {
+		t.Errorf("user list --status disabled before any disable: %+v", disabled)
+	}
+
+	// disable: the key stops working and the user is listed as disabled.
+	var u userRecord
+	mustUserJSON(t, s, &u, "disable", alice.KeyID)
+	if want := alice; u.Status != "disabled" || u.KeyID != want.KeyID || u.Email != want.Email {
+		t.Errorf("disable: %+v", u)
+	}
+	r := s3Send(t, s, alice.KeyID, alice.KeySecret, s3Call{method: http.MethodGet, path: "/"})
+	if r.StatusCode != http.StatusForbidden || !bytes.Contains(r.Body, []byte("<Code>InvalidAccessKeyId</Code>")) {
+		t.Errorf("a disabled user's request: want 403 InvalidAccessKeyId, got\n%s", r)
+	}
+	mustUserJSON(t, s, &disabled, "--status=disabled", "list") // flags before the command too
+	if len(disabled) != 1 || disabled[0].KeyID != alice.KeyID {
+		t.Errorf("user list --status disabled: %+v", disabled)
+	}
+	var enabled []userRecord
+	mustUserJSON(t, s, &enabled, "list", "--status", "enabled")
+	if len(enabled) != 2 {
+		t.Errorf("user list --status enabled: %+v", enabled)
+	}
+
+	// enable
+	mustUserJSON(t, s, &u, "enable", alice.KeyID)
+	if u.Status != "enabled" {
+		t.Errorf("enable: %+v", u)
+	}
+	s3SendMust(t, s, alice, s3Call{method: http.MethodGet, path: "/"}, http.StatusOK)
+
+	// rotate: same key id, new secret; the old secret no longer signs.
+	mustUserJSON(t, s, &u, "rotate", alice.KeyID)
+	if u.KeyID != alice.KeyID || u.KeySecret == alice.KeySecret || !keySecretRE.MatchString(u.KeySecret) || u.Status != "enabled" {
+		t.Errorf("rotate: %+v (was %+v)", u, alice)
+	}
+	r = s3Send(t, s, alice.KeyID, alice.KeySecret, s3Call{method: http.MethodGet, path: "/"})
+	if r.StatusCode != http.StatusForbidden || !bytes.Contains(r.Body, []byte("<Code>SignatureDoesNotMatch</Code>")) {
+		t.Errorf("the old secret after rotate: want 403 SignatureDoesNotMatch, got\n%s", r)
+	}
+	alice.KeySecret = u.KeySecret
+	s3SendMust(t, s, alice, s3Call{method: http.MethodGet, path: "/"}, http.StatusOK)
+
+	// The key given on the command line (no data dir), and the URL from CAIRN_S3_URL.
+	admin := readAdminKey(t, s)
+	code, out, errOut := runCairn(t, serverOpts{
+		args: []string{"user", "list", "--key-id", admin.KeyID, "--key-secret", admin.KeySecret, "--data-dir", t.TempDir()},
+		env:  []string{"CAIRN_S3_URL=http://" + s.S3Addr},
+	})
+	if code != 0 || !strings.HasPrefix(out, "[") || errOut != "" {
+		t.Errorf("user list with --key-id and CAIRN_S3_URL: exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+}
+
+// readAdminKey reads the admin key pair the server wrote to its data directory.
+func readAdminKey(t testing.TB, s *child) userRecord {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(s.DataDir, adminCredentialsFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var u userRecord
+	if err := json.Unmarshal(b, &u); err != nil || u.KeyID == "" {
+		t.Fatalf("admin credentials %q: %v", b, err)
+	}
+	return u
+}
+
+func TestUserCLIErrors(t *testing.T) {
+	t.Parallel()
+	s := startServer(t)
+	bob := createS3User(t, s, "Bob", "bob@example.com")
+	url := "http://" + s.S3Addr
+
+	tests := []struct {
+		name string
+		args []string
+		code int
+		// stderr must match this expression.
+		stderr string
+	}{
+		{"duplicate email", []string{"create", "--name", "B", "--email", "bob@example.com", "--url", url, "--data-dir", s.DataDir},
+			1, `^cairn: UserAlreadyExists: The specified email address has already been registered\. .*\n$`},
+		{"bad email", []string{"create", "--name", "B", "--email", "nobody", "--url", url, "--data-dir", s.DataDir},
+			1, `^cairn: InvalidUserField: .*\n$`},
+		{"unknown key id", []string{"disable", "NOSUCHKEY0000000000", "--url", url, "--data-dir", s.DataDir},
+			1, `^cairn: NoSuchUser: .*\n$`},
+		{"not the admin", []string{"list", "--url", url, "--key-id", bob.KeyID, "--key-secret", bob.KeySecret},
+			1, `^cairn: AccessDenied: Access Denied\n$`},
+		{"wrong secret", []string{"list", "--url", url, "--key-id", bob.KeyID, "--key-secret", "x" + bob.KeySecret[1:]},
+			1, `^cairn: SignatureDoesNotMatch: .*\n$`},
+		{"unknown key", []string{"list", "--url", url, "--key-id", "NOSUCHKEY0000000000", "--key-secret", "s"},
+			1, `^cairn: InvalidAccessKeyId: .*\n$`},
+		{"no admin credentials", []string{"list", "--url", url, "--data-dir", t.TempDir()},
+			1, `^cairn: no admin key: .*admin-credentials\.json.*\n$`},
+		{"unreachable", []string{"list", "--url", "http://127.0.0.1:1", "--data-dir", s.DataDir},
+			1, `^cairn: cannot reach the server: .*\n$`},
+		{"bad url", []string{"list", "--url", "ftp://x", "--data-dir", s.DataDir},
+			1, `^cairn: --url "ftp://x" is not an http\(s\) URL\n$`},
+
+		{"no command", []string{"--url", url}, 2, `^cairn user: missing command\nusage:`},
+		{"unknown command", []string{"delete", "X"}, 2, `^cairn user: unknown command "delete"\nusage:`},
+		{"missing key id", []string{"disable"}, 2, `^cairn user: disable takes 1 argument\(s\), got 0\n`},
+		{"extra argument", []string{"list", "x"}, 2, `^cairn user: list takes 0 argument\(s\), got 1\n`},
+		{"create without email", []string{"create", "--name", "x"}, 2, `^cairn user: create needs --name and --email\n`},
+		{"name outside create", []string{"enable", "K", "--name", "x"}, 2, `^cairn user: --name and --email apply to create only\n`},
+		{"status outside list", []string{"enable", "K", "--status", "enabled"}, 2, `^cairn user: --status applies to list only\n`},
+		{"bad status", []string{"list", "--status", "gone"}, 2, `^cairn user: --status must be enabled or disabled, not "gone"\n`},
+		{"half a key", []string{"list", "--key-id", "K"}, 2, `^cairn user: give both --key-id and --key-secret, or neither\n`},
+		{"unknown flag", []string{"list", "--nope"}, 2, `^cairn user: flag provided but not defined: -nope\n`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			code, out, errOut := runCairn(t, serverOpts{args: append([]string{"user"}, tc.args...)})
+			if code != tc.code || out != "" || !regexp.MustCompile(tc.stderr).MatchString(errOut) {
+				t.Errorf("cairn user %v: exit %d (want %d), stdout %q, stderr %q (want to match %q)",
+					tc.args, code, tc.code, out, errOut, tc.stderr)
+			}
+		})
+	}
+
+	t.Run("help", func(t *testing.T) {
+		t.Parallel()
+		code, out, errOut := runCairn(t, serverOpts{args: []string{"user", "-h"}})
+		if code != 0 || !strings.HasPrefix(out, "usage:\n  cairn user create") || errOut != "" {
+			t.Errorf("cairn user -h: exit %d, stdout %q, stderr %q", code, out, errOut)
+		}
+	})
+}
+
+func TestUserParseS3Error(t *testing.T) {
+	tests := []struct {
+		name   string
+		status int
+		body   string
+		want   string
+	}{
+		{"s3 error", 409, `<?xml version="1.0" encoding="UTF-8"?>` +
+			`<Error><Code>UserAlreadyExists</Code><Message>taken</Message><Resource>/riak-cs/user</Resource><RequestId>1</RequestId></Error>`,
+			"UserAlreadyExists: taken"},
+		{"no message", 403, `<Error><Code>AccessDenied</Code></Error>`, "AccessDenied"},
+		{"message spaces", 400, "<Error><Code>X</Code><Message>\n m \n</Message></Error>", "X: m"},
+		{"plain text", 502, "bad gateway\n", "HTTP 502: bad gateway"},
+		{"empty", 500, "", "HTTP 500: Internal Server Error"},
+		{"xml without code", 500, "<Error></Error>", "HTTP 500: <Error></Error>"},
+		{"long text", 500, strings.Repeat("a", 300), "HTTP 500: " + strings.Repeat("a", 200) + "…"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			err := parseS3Error(tc.status, []byte(tc.body))
+			if err == nil || err.Error() != tc.want {
+				t.Errorf("parseS3Error(%d, %q) = %v, want %q", tc.status, tc.body, err, tc.want)
+			}
+			var se *apiError
+			if isS3 := errors.As(err, &se); isS3 != strings.Contains(tc.body, "<Code>") {
+				t.Errorf("parseS3Error(%d, %q): *apiError %v", tc.status, tc.body, isS3)
+			}
+		})
+	}
+}
+
+func TestUserPrintJSON(t *testing.T) {
+	tests := []struct {
+		name string
+		body string
+		list bool
+		want string
+		bad  bool
+	}{
+		{"user", `{"email":"a@b","status":"enabled"}`, false, "{\n  \"email\": \"a@b\",\n  \"status\": \"enabled\"\n}\n", false},
+		{"list", `[{"email":"a@b"}]`, true, "[\n  {\n    \"email\": \"a@b\"\n  }\n]\n", false},
+		{"empty list", `[]`, true, "[]\n", false},
+		{"null list", `null`, true, "[]\n", false},
+		{"array for a user", `[]`, false, "", true},
+		{"object for a list", `{}`, true, "", true},
+		{"not json", `<Error/>`, false, "", true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var buf bytes.Buffer
+			err := printUserJSON(&buf, []byte(tc.body), tc.list)
+			if (err != nil) != tc.bad || buf.String() != tc.want {
+				t.Errorf("printUserJSON(%q, %v) = %q, %v; want %q (error %v)", tc.body, tc.list, buf.String(), err, tc.want, tc.bad)
+			}
+		})
+	}
+}
