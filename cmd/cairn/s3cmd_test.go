@@ -35,6 +35,9 @@ func TestS3cmd(t *testing.T) {
 	t.Parallel()
 	bin, err := exec.LookPath("s3cmd")
 	if err != nil {
+		if os.Getenv("CAIRN_REQUIRE_TOOLCHAINS") == "1" {
+			t.Fatal("s3cmd is not installed (Debian: apt-get install s3cmd) and CAIRN_REQUIRE_TOOLCHAINS=1")
+		}
 		t.Skip("s3cmd is not installed (Debian: apt-get install s3cmd); skipping the s3cmd end-to-end test")
 	}
 	s := startServer(t, "--dialect", "riak")
