@@ -6,10 +6,12 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
 	"path/filepath"
 
 	"github.com/cairnkv/cairn/core/kv"
 	"github.com/cairnkv/cairn/core/s3"
+	"github.com/cairnkv/cairn/core/server"
 	"github.com/cairnkv/cairn/core/storage"
 )
 
@@ -57,13 +59,20 @@ func check(args []string, getenv func(string) string, stdout, stderr io.Writer) 
 		fmt.Fprintf(stderr, "cairn: check %s: %v\n", *dataDir, err)
 		return 1
 	}
-	rep, err := s3.Check(db)
+	var blobs *storage.Blobs
+	if _, err := os.Stat(filepath.Join(*dataDir, server.BlobsDir)); err == nil {
+		if blobs, err = storage.OpenBlobs(filepath.Join(*dataDir, server.BlobsDir)); err != nil {
+			fmt.Fprintf(stderr, "cairn: %v\n", err)
+			return 1
+		}
+	}
+	rep, err := s3.Check(db, blobs)
 	if err != nil {
 		fmt.Fprintf(stderr, "cairn: check %s: %v\n", *dataDir, err)
 		return 1
 	}
-	fmt.Fprintf(stdout, "cairn: s3: %d users, %d buckets, %d objects, %d chunks, %d chunk sets awaiting collection\n",
-		rep.Users, rep.Buckets, rep.Objects, rep.Chunks, rep.Pending)
+	fmt.Fprintf(stdout, "cairn: s3: %d users, %d buckets, %d objects, %d chunks, %d blobs, %d chunk sets awaiting collection\n",
+		rep.Users, rep.Buckets, rep.Objects, rep.Chunks, rep.Blobs, rep.Pending)
 	fmt.Fprintf(stdout, "cairn: %s is consistent\n", *dataDir)
 	return 0
 }

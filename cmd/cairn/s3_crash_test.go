@@ -143,7 +143,7 @@ func TestS3CrashDuringOverwrite(t *testing.T) {
 		waitFor(t, 20*time.Second, "the interrupted write's chunks to be collected", func() bool {
 			return s3ChunksCollected(t, s) >= 1
 		})
-		t.Logf("chunks of the interrupted write collected at restart: %d", s3ChunksCollected(t, s))
+		t.Logf("chunk records and blobs of the interrupted write collected at restart: %d", s3ChunksCollected(t, s))
 		if got := s3GetWhole(t, s, u, path); got != hexMD5(a) {
 			t.Fatalf("after a crash in the middle of an overwrite: object MD5 %s, want A's %s (B is %s)", got, hexMD5(a), hexMD5(b))
 		}
@@ -195,11 +195,11 @@ func TestS3CrashDuringOverwrite(t *testing.T) {
 		}
 	})
 
-	// After the collector has run, the stopped store holds the chunks of the live
-	// objects only (object 20, overwritten 3, small 1) and no collection work: every
-	// chunk of the interrupted, replaced and deleted versions is gone.
+	// After the collector has run, the stopped store holds the data of the live objects
+	// only (object and overwritten are blobs, small one chunk record) and no collection
+	// work: every chunk and blob of the interrupted, replaced and deleted versions is gone.
 	sum := waitS3Clean(t, s)
-	if want := (s3CheckSummary{Users: 2, Buckets: 1, Objects: 3, Chunks: 24}); sum != want {
+	if want := (s3CheckSummary{Users: 2, Buckets: 1, Objects: 3, Chunks: 1, Blobs: 2}); sum != want {
 		t.Fatalf("cairn check: %+v, want %+v", sum, want)
 	}
 	s.Restart()
@@ -211,8 +211,8 @@ func TestS3CrashDuringOverwrite(t *testing.T) {
 	}
 }
 
-// s3ChunksCollected reads the server's count of collected chunks from the KV interface's
-// /stats.
+// s3ChunksCollected reads the server's count of collected chunk records and blob files
+// from the KV interface's /stats.
 func s3ChunksCollected(t testing.TB, s *child) int64 {
 	t.Helper()
 	r := s.get(t, "/stats", "Accept", "application/json")
@@ -221,19 +221,20 @@ func s3ChunksCollected(t testing.TB, s *child) int64 {
 	}
 	var stats struct {
 		Collected *int64 `json:"s3_chunks_collected_total"`
+		Blobs     *int64 `json:"s3_blobs_collected_total"`
 	}
-	if err := json.Unmarshal(r.Body, &stats); err != nil || stats.Collected == nil {
-		t.Fatalf("GET /stats: no s3_chunks_collected_total (%v) in %s", err, r.Body)
+	if err := json.Unmarshal(r.Body, &stats); err != nil || stats.Collected == nil || stats.Blobs == nil {
+		t.Fatalf("GET /stats: no s3_chunks_collected_total or s3_blobs_collected_total (%v) in %s", err, r.Body)
 	}
-	return *stats.Collected
+	return *stats.Collected + *stats.Blobs
 }
 
 // s3CheckRE matches the S3 summary line of `cairn check`.
-var s3CheckRE = regexp.MustCompile(`(?m)^cairn: s3: (\d+) users, (\d+) buckets, (\d+) objects, (\d+) chunks, (\d+) chunk sets awaiting collection$`)
+var s3CheckRE = regexp.MustCompile(`(?m)^cairn: s3: (\d+) users, (\d+) buckets, (\d+) objects, (\d+) chunks, (\d+) blobs, (\d+) chunk sets awaiting collection$`)
 
 // s3CheckSummary is the S3 part of `cairn check`'s report.
 type s3CheckSummary struct {
-	Users, Buckets, Objects, Chunks, Pending int
+	Users, Buckets, Objects, Chunks, Blobs, Pending int
 }
 
 // waitS3Clean waits until the server's chunk collector is idle, stops the server and runs
@@ -260,7 +261,7 @@ func waitS3Clean(t testing.TB, s *child) s3CheckSummary {
 			t.Fatalf("cairn check: exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
 		}
 		var sum s3CheckSummary
-		for i, p := range []*int{&sum.Users, &sum.Buckets, &sum.Objects, &sum.Chunks, &sum.Pending} {
+		for i, p := range []*int{&sum.Users, &sum.Buckets, &sum.Objects, &sum.Chunks, &sum.Blobs, &sum.Pending} {
 			*p, _ = strconv.Atoi(m[i+1])
 		}
 		if sum.Pending == 0 {

@@ -256,7 +256,7 @@ func TestUserCLIErrors(t *testing.T) {
 			1, `^cairn: NoSuchUser: .*\n$`},
 		{"not the admin", []string{"list", "--url", url, "--key-id", bob.KeyID, "--key-secret", bob.KeySecret},
 			1, `^cairn: AccessDenied: Access Denied\n$`},
-		{"wrong secret", []string{"list", "--url", url, "--key-id", bob.KeyID, "--key-secret", "x" + bob.KeySecret[1:]},
+		{"wrong secret", []string{"list", "--url", url, "--key-id", bob.KeyID, "--key-secret", otherFirstByte(bob.KeySecret)},
 			1, `^cairn: SignatureDoesNotMatch: .*\n$`},
 		{"unknown key", []string{"list", "--url", url, "--key-id", "NOSUCHKEY0000000000", "--key-secret", "s"},
 			1, `^cairn: InvalidAccessKeyId: .*\n$`},
@@ -354,4 +354,13 @@ func TestUserPrintJSON(t *testing.T) {
 			}
 		})
 	}
+}
+
+// otherFirstByte returns secret with its first character changed (so it is certainly a
+// wrong secret).
+func otherFirstByte(secret string) string {
+	if secret[0] == 'x' {
+		return "y" + secret[1:]
+	}
+	return "x" + secret[1:]
 }

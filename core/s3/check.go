@@ -14,9 +14,9 @@ import (
 // CheckReport is what Check found in a stopped server's S3 tables.
 type CheckReport struct {
 	Users, Buckets, Objects int
-	// Chunks counts stored data chunks; Pending counts chunk sets that a write in
-	// progress ("w") or the collector ("g") still owns.
-	Chunks, Pending int
+	// Chunks counts stored data chunk records, Blobs blob files; Pending counts chunk
+	// sets that a write in progress ("w") or the collector ("g") still owns.
+	Chunks, Blobs, Pending int
 }
 
 // Check verifies the S3 tables of db without changing them: users and their e-mail and
@@ -24,7 +24,9 @@ type CheckReport struct {
 // manifest belongs to an existing bucket and has exactly the chunks its size needs, and
 // every chunk belongs to a manifest or to pending work (a chunk no one owns is a leak).
 // It returns every problem found, joined.
-func Check(db *storage.DB) (CheckReport, error) {
+//
+// blobs may be nil when the server keeps no blob store.
+func Check(db *storage.DB, blobs *storage.Blobs) (CheckReport, error) {
 	var rep CheckReport
 	var errs []error
 	bad := func(format string, args ...any) {
@@ -148,7 +150,39 @@ func Check(db *storage.DB) (CheckReport, error) {
 	if err := cit.Err(); err != nil {
 		return rep, err
 	}
+	blobSizes := map[string]int64{}
+	if blobs != nil {
+		err := blobs.Walk(func(id []byte, name string, size int64) error {
+			rep.Blobs++
+			switch {
+			case id == nil:
+				bad("s3: %s in the blob directory is not a blob", name)
+			case !owned[string(id)]:
+				bad("s3: blob %x belongs to no object and to no pending work (leaked)", id)
+			}
+			blobSizes[string(id)] = size
+			return nil
+		})
+		if err != nil {
+			return rep, err
+		}
+	}
 	for id, m := range manifests {
+		if m.Blob {
+			size, ok := blobSizes[id]
+			switch {
+			case blobs == nil:
+				bad("s3: object with chunk id %s is in a blob and no blob store was given", m.UUID)
+			case !ok:
+				bad("s3: object with chunk id %s: its blob is missing", m.UUID)
+			case size != m.Size:
+				bad("s3: object with chunk id %s: blob of %d bytes, its manifest says %d", m.UUID, size, m.Size)
+			}
+			if len(sizes[id]) > 0 {
+				bad("s3: object with chunk id %s has a blob and chunk records", m.UUID)
+			}
+			continue
+		}
 		var total int64
 		for i, n := range sizes[id] {
 			total += int64(n)

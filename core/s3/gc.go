@@ -20,9 +20,10 @@ type collector struct {
 	wakeCh chan struct{}
 	stop   chan struct{}
 	done   sync.WaitGroup
-	// collected counts deleted chunks (for tests and stats).
-	mu        sync.Mutex // guards collected
-	collected int64
+	// collected counts deleted chunk records, blobs removed blob files (for tests and
+	// stats).
+	mu               sync.Mutex // guards collected and blobs
+	collected, blobs int64
 }
 
 func startCollector(s *Service) *collector {
@@ -125,6 +126,19 @@ func (c *collector) collectOne(id []byte) error {
 		default:
 		}
 	}
+	if b := c.s.cfg.Blobs; b != nil {
+		c.s.blobMu.Lock()
+		removed, err := b.Remove(id)
+		c.s.blobMu.Unlock()
+		if err != nil {
+			return wrapf(err, "collect")
+		}
+		if removed {
+			c.mu.Lock()
+			c.blobs++
+			c.mu.Unlock()
+		}
+	}
 	return wrapf(db.Delete(garbageKey(id), false), "collect")
 }
 
@@ -167,12 +181,13 @@ func (s *Service) Pending() (bool, error) {
 	return false, nil
 }
 
-// Collected returns how many chunks the collector has deleted since start.
-func (s *Service) Collected() int64 {
+// Collected returns how many chunk records and blob files the collector has deleted
+// since start.
+func (s *Service) Collected() (chunks, blobs int64) {
 	if s.gc == nil {
-		return 0
+		return 0, 0
 	}
 	s.gc.mu.Lock()
 	defer s.gc.mu.Unlock()
-	return s.gc.collected
+	return s.gc.collected, s.gc.blobs
 }

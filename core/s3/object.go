@@ -8,7 +8,9 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
+	"os"
 	"sync"
 	"time"
 
@@ -118,14 +120,21 @@ func (s *Service) PutObject(ctx context.Context, r Requester, bucket, key string
 
 	commit := s.db.NewBatch()
 	multi := in.Size > int64(s.cfg.ChunkSize)
+	m.Blob = multi && s.cfg.Blobs != nil
 	if multi {
+		// Synced: a blob or chunks must never exist without a record that owns them.
 		rec, _ := json.Marshal(writeRecord{Bucket: bucket, Key: key, Started: time.Now().UTC()})
-		if err := s.db.Put(writingKey(id), rec, false); err != nil {
+		if err := s.db.Put(writingKey(id), rec, m.Blob); err != nil {
 			return nil, wrapf(err, "put %s/%s", bucket, key)
 		}
 		commit.Delete(writingKey(id))
 	}
-	sum, err := s.writeChunks(ctx, id, in, commit, multi)
+	var sum []byte
+	if m.Blob {
+		sum, err = s.writeBlob(ctx, id, in)
+	} else {
+		sum, err = s.writeChunks(ctx, id, in, commit, multi)
+	}
 	if err != nil {
 		if multi {
 			s.abandon(id)
@@ -140,6 +149,63 @@ func (s *Service) PutObject(ctx context.Context, r Requester, bucket, key string
 		return nil, err
 	}
 	return m, nil
+}
+
+// writeBlob reads the body into a new blob, a chunk at a time, and syncs it. It returns
+// the MD5.
+func (s *Service) writeBlob(ctx context.Context, id []byte, in PutInput) ([]byte, error) {
+	w, err := s.cfg.Blobs.Create(id)
+	if err != nil {
+		return nil, wrapf(err, "write data")
+	}
+	h := md5.New()
+	bp := s.chunkBuf()
+	defer chunkBufs.Put(bp)
+	buf := *bp
+	for left := in.Size; left > 0; {
+		if err := ctx.Err(); err != nil {
+			w.Abort()
+			return nil, err
+		}
+		c := buf[:min(left, int64(len(buf)))]
+		if _, err := io.ReadFull(in.Body, c); err != nil {
+			w.Abort()
+			if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+				return nil, errIncomplete
+			}
+			return nil, err
+		}
+		h.Write(c)
+		left -= int64(len(c))
+		if _, err := w.Write(c); err != nil {
+			w.Abort()
+			return nil, wrapf(err, "write data")
+		}
+	}
+	sum, err := finishBody(in, h.Sum(nil))
+	if err != nil {
+		w.Abort()
+		return nil, err
+	}
+	if err := w.Commit(); err != nil {
+		return nil, wrapf(err, "write data")
+	}
+	return sum, nil
+}
+
+// finishBody checks that the body ends after its size (a reader that verifies a digest
+// reports a mismatch at EOF) and that the data has the MD5 the client gave.
+func finishBody(in PutInput, sum []byte) ([]byte, error) {
+	var one [1]byte
+	if k, err := in.Body.Read(one[:]); k > 0 {
+		return nil, Errorf(IncompleteBody, "The request body is longer than its Content-Length")
+	} else if err != nil && !errors.Is(err, io.EOF) {
+		return nil, err
+	}
+	if in.MD5 != nil && !bytes.Equal(sum, in.MD5) {
+		return nil, errBadDigest
+	}
+	return sum, nil
 }
 
 // writeChunks reads the body into chunks. A single-chunk object's chunk goes into the
@@ -174,18 +240,7 @@ func (s *Service) writeChunks(ctx context.Context, id []byte, in PutInput, commi
 			break
 		}
 	}
-	// The body must end here: a reader that verifies a digest reports a mismatch at EOF.
-	var one [1]byte
-	if k, err := in.Body.Read(one[:]); k > 0 {
-		return nil, Errorf(IncompleteBody, "The request body is longer than its Content-Length")
-	} else if err != nil && !errors.Is(err, io.EOF) {
-		return nil, err
-	}
-	sum := h.Sum(nil)
-	if in.MD5 != nil && !bytes.Equal(sum, in.MD5) {
-		return nil, errBadDigest
-	}
-	return sum, nil
+	return finishBody(in, h.Sum(nil))
 }
 
 // commit switches bucket/key to m in one synced batch (with the batch's own puts and
@@ -282,10 +337,14 @@ type Object struct {
 	Manifest *Manifest
 	snap     *storage.Snapshot
 	id       []byte
+	// f is the blob file of a blob object.
+	f *os.File
 }
 
 // OpenObject opens the object for reading (READ on the object). The caller must Close it.
 func (s *Service) OpenObject(ctx context.Context, r Requester, bucket, key string) (*Object, error) {
+	s.blobMu.Lock()
+	defer s.blobMu.Unlock()
 	snap, err := s.db.NewSnapshot()
 	if err != nil {
 		return nil, wrapf(err, "open %s/%s", bucket, key)
@@ -300,11 +359,26 @@ func (s *Service) OpenObject(ctx context.Context, r Requester, bucket, key strin
 		snap.Release()
 		return nil, wrapf(err, "manifest %s/%s", bucket, key)
 	}
-	return &Object{Manifest: m, snap: snap, id: id}, nil
+	o := &Object{Manifest: m, snap: snap, id: id}
+	if m.Blob {
+		if s.cfg.Blobs == nil {
+			o.Close()
+			return nil, fmt.Errorf("s3: %s/%s: the data is in a blob and no blob store is configured", bucket, key)
+		}
+		if o.f, err = s.cfg.Blobs.Open(id); err != nil {
+			o.Close()
+			return nil, wrapf(err, "open %s/%s", bucket, key)
+		}
+	}
+	return o, nil
 }
 
 // Close releases the object's snapshot.
 func (o *Object) Close() {
+	if o.f != nil {
+		o.f.Close()
+		o.f = nil
+	}
 	if o.snap != nil {
 		o.snap.Release()
 		o.snap = nil
@@ -322,6 +396,17 @@ func (o *Object) WriteRange(w io.Writer, off, n int64) error {
 	}
 	if n == 0 {
 		return nil
+	}
+	if o.f != nil {
+		if _, err := o.f.Seek(off, io.SeekStart); err != nil {
+			return wrapf(err, "read data")
+		}
+		// A LimitedReader of an *os.File lets net/http send the data with sendfile.
+		k, err := io.Copy(w, &io.LimitedReader{R: o.f, N: n})
+		if err == nil && k < n {
+			err = errShortObject
+		}
+		return err
 	}
 	cs := int64(m.ChunkSize)
 	first := uint64(off / cs)

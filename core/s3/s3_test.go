@@ -21,19 +21,32 @@ import (
 // manifests whole).
 func newTestService(t *testing.T) (*Service, *storage.DB) {
 	t.Helper()
+	return newTestServiceBlobs(t, false)
+}
+
+// newTestServiceBlobs is newTestService with, if withBlobs, a blob store for objects of
+// more than one chunk.
+func newTestServiceBlobs(t *testing.T, withBlobs bool) (*Service, *storage.DB) {
+	t.Helper()
 	dir := filepath.Join(t.TempDir(), "db")
 	db, err := storage.Open(dir, storage.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := New(db, Config{ChunkSize: 16, MaxBuckets: 5})
+	var blobs *storage.Blobs
+	if withBlobs {
+		if blobs, err = storage.OpenBlobs(filepath.Join(t.TempDir(), "blobs")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s, err := New(db, Config{ChunkSize: 16, MaxBuckets: 5, Blobs: blobs})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
 		waitCollected(t, s)
 		s.Close()
-		rep, err := Check(db)
+		rep, err := Check(db, blobs)
 		if err != nil {
 			t.Errorf("invariants after the test: %v", err)
 		}
@@ -244,7 +257,13 @@ func TestBuckets(t *testing.T) {
 }
 
 func TestObjects(t *testing.T) {
-	s, db := newTestService(t)
+	for _, blobs := range []bool{false, true} {
+		t.Run(fmt.Sprintf("blobs=%v", blobs), func(t *testing.T) { testObjects(t, blobs) })
+	}
+}
+
+func testObjects(t *testing.T, withBlobs bool) {
+	s, db := newTestServiceBlobs(t, withBlobs)
 	ctx := context.Background()
 	alice := mustUser(t, s, "alice")
 	mustBucket(t, s, alice, "data", "")
@@ -302,13 +321,18 @@ func TestObjects(t *testing.T) {
 	if err := s.DeleteObject(ctx, alice, "data", "obj-100"); err != nil {
 		t.Fatalf("deleting an absent key: %v", err)
 	}
-	rep, err := Check(db)
+	rep, err := Check(db, s.cfg.Blobs)
 	if err != nil {
 		t.Fatal(err)
 	}
-	// 0..1000 minus obj-100: chunks of 1(1) 15(1) 16(1) 17(2) 1000→"short now"(1).
-	if rep.Objects != 6 || rep.Chunks != 6 {
-		t.Fatalf("report %+v", rep)
+	// 0..1000 minus obj-100: chunks of 1(1) 15(1) 16(1) 17(2) 1000→"short now"(1); with
+	// blobs the 17-byte object is a blob.
+	want := CheckReport{Users: 1, Buckets: 1, Objects: 6, Chunks: 6}
+	if withBlobs {
+		want.Chunks, want.Blobs = 4, 1
+	}
+	if rep != want {
+		t.Fatalf("report %+v, want %+v", rep, want)
 	}
 }
 
@@ -328,7 +352,13 @@ func (f *failingReader) Read(p []byte) (int, error) {
 }
 
 func TestFailedWritesLeaveNothing(t *testing.T) {
-	s, _ := newTestService(t)
+	for _, blobs := range []bool{false, true} {
+		t.Run(fmt.Sprintf("blobs=%v", blobs), func(t *testing.T) { testFailedWrites(t, blobs) })
+	}
+}
+
+func testFailedWrites(t *testing.T, withBlobs bool) {
+	s, _ := newTestServiceBlobs(t, withBlobs)
 	ctx := context.Background()
 	alice := mustUser(t, s, "alice")
 	mustBucket(t, s, alice, "data", "")
@@ -378,14 +408,14 @@ func TestCrashedWriteIsCollected(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if rep, err := Check(db); err != nil || rep.Pending != 1 || rep.Chunks != 3 {
+	if rep, err := Check(db, nil); err != nil || rep.Pending != 1 || rep.Chunks != 3 {
 		t.Fatalf("before: %+v %v", rep, err)
 	}
 	// A chunk no record owns is reported as a leak.
 	if err := db.Put(chunkKey(bytes.Repeat([]byte{9}, 16), 0), []byte("x"), false); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := Check(db); err == nil || !strings.Contains(err.Error(), "leaked") {
+	if _, err := Check(db, nil); err == nil || !strings.Contains(err.Error(), "leaked") {
 		t.Fatalf("leak not reported: %v", err)
 	}
 	if err := db.Delete(chunkKey(bytes.Repeat([]byte{9}, 16), 0), false); err != nil {
@@ -397,7 +427,7 @@ func TestCrashedWriteIsCollected(t *testing.T) {
 	}
 	waitCollected(t, s)
 	s.Close()
-	if rep, err := Check(db); err != nil || rep.Pending != 0 || rep.Chunks != 0 {
+	if rep, err := Check(db, nil); err != nil || rep.Pending != 0 || rep.Chunks != 0 {
 		t.Fatalf("after: %+v %v", rep, err)
 	}
 	db.Close()
@@ -560,4 +590,50 @@ func TestObjectACLs(t *testing.T) {
 		t.Fatalf("bucket acl %+v %v", b, err)
 	}
 	_ = io.EOF
+}
+
+func TestCrashedBlobWriteIsCollected(t *testing.T) {
+	tmp := t.TempDir()
+	db, err := storage.Open(filepath.Join(tmp, "db"), storage.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	blobs, err := storage.OpenBlobs(filepath.Join(tmp, "blobs"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := bytes.Repeat([]byte{5}, 16)
+	if err := db.Put(writingKey(id), []byte(`{}`), true); err != nil {
+		t.Fatal(err)
+	}
+	w, err := blobs.Create(id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.Write([]byte("half an object"))
+	w.Commit()
+	leak := bytes.Repeat([]byte{6}, 16)
+	if w, err = blobs.Create(leak); err != nil {
+		t.Fatal(err)
+	}
+	w.Commit()
+	if _, err := Check(db, blobs); err == nil || !strings.Contains(err.Error(), "blob 06") {
+		t.Fatalf("leaked blob not reported: %v", err)
+	}
+	if _, err := blobs.Remove(leak); err != nil {
+		t.Fatal(err)
+	}
+	s, err := New(db, Config{ChunkSize: 16, Blobs: blobs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitCollected(t, s)
+	if _, n := s.Collected(); n != 1 {
+		t.Fatalf("%d blobs collected", n)
+	}
+	s.Close()
+	if rep, err := Check(db, blobs); err != nil || rep.Blobs != 0 || rep.Pending != 0 {
+		t.Fatalf("after: %+v %v", rep, err)
+	}
+	db.Close()
 }

@@ -18,6 +18,10 @@
 //	"g"  chunk id           → chunks to collect ("")
 //	TagChunk: chunk id, 8-byte chunk number → data
 //
+// With Config.Blobs, an object larger than one chunk keeps its data in one blob file
+// named by its chunk id instead of chunk records: written in chunk-sized pieces, synced
+// before the manifest switches to it, removed by the collector like chunks.
+//
 // A PUT writes its chunks under a fresh chunk id, then switches the object's manifest to
 // it in one synced batch that also queues the previous version's chunks for collection.
 // A multi-chunk PUT first records its chunk id under "w"; at start every "w" record is
@@ -56,6 +60,9 @@ type Config struct {
 	MaxBuckets int
 	// Region is the location buckets report.
 	Region string
+	// Blobs, if set, holds the data of objects larger than one chunk, one file per
+	// version (written in ChunkSize pieces); without it every chunk is a DB record.
+	Blobs *storage.Blobs
 	Logger *slog.Logger
 }
 
@@ -85,6 +92,11 @@ type Service struct {
 	seed     maphash.Seed
 
 	gc *collector
+
+	// blobMu orders opening a blob for reading (manifest read, then file open) against
+	// the collector removing a blob: a reader that saw a manifest holds the file open
+	// before its blob can be removed (an open file outlives its removal).
+	blobMu sync.Mutex
 }
 
 // New opens the service on db: it queues the chunks of writes a crash interrupted for

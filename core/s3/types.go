@@ -32,6 +32,8 @@ type Manifest struct {
 	Size int64 `json:"size"`
 	// ChunkSize is the size of every chunk but the last.
 	ChunkSize int `json:"chunk_size"`
+	// Blob says the data is in the blob file named UUID rather than in chunk records.
+	Blob bool `json:"blob,omitempty"`
 	// ETag is the entity tag without quotes: the hex MD5 of the data (multipart:
 	// hex MD5 of the part MD5s, "-", the number of parts).
 	ETag         string    `json:"etag"`

@@ -136,7 +136,11 @@ func New(cfg Config, version string, log *slog.Logger) (*Server, error) {
 // newS3 builds the object-storage service and interface, and makes sure the admin user
 // (the admin credential's key pair) exists.
 func (s *Server) newS3(cred Credential) error {
-	svc, err := s3.New(s.db, s3.Config{MaxObjectSize: s.cfg.S3MaxObjectSize, Region: s.cfg.S3Region, Logger: s.log})
+	blobs, err := storage.OpenBlobs(filepath.Join(s.cfg.DataDir, BlobsDir))
+	if err != nil {
+		return fmt.Errorf("server: %w", err)
+	}
+	svc, err := s3.New(s.db, s3.Config{MaxObjectSize: s.cfg.S3MaxObjectSize, Region: s.cfg.S3Region, Logger: s.log, Blobs: blobs})
 	if err != nil {
 		return fmt.Errorf("server: %w", err)
 	}
@@ -145,7 +149,8 @@ func (s *Server) newS3(cred Credential) error {
 		return fmt.Errorf("server: %w", err)
 	}
 	s.stats.AddSource(func() map[string]any {
-		return map[string]any{"s3_chunks_collected_total": svc.Collected()}
+		chunks, blobs := svc.Collected()
+		return map[string]any{"s3_chunks_collected_total": chunks, "s3_blobs_collected_total": blobs}
 	})
 	api := s3api.New(svc, s3api.Config{DataHost: s.cfg.S3DataHost, Dialect: s.cfg.Dialect, Logger: s.log})
 	s.s3Handler = httpx.Chain(api.Handler(),
@@ -156,6 +161,9 @@ func (s *Server) newS3(cred Credential) error {
 	)
 	return nil
 }
+
+// BlobsDir is the directory, in the data directory, of the S3 interface's blob files.
+const BlobsDir = "blobs"
 
 // S3Handler returns the object-storage interface with its middleware (nil when
 // S3Listen is empty), for in-process tests and benchmarks.
