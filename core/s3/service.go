@@ -62,7 +62,7 @@ type Config struct {
 	Region string
 	// Blobs, if set, holds the data of objects larger than one chunk, one file per
 	// version (written in ChunkSize pieces); without it every chunk is a DB record.
-	Blobs *storage.Blobs
+	Blobs  *storage.Blobs
 	Logger *slog.Logger
 }
 

@@ -57,7 +57,6 @@ func (c *call) body() io.Reader {
 // maxChunkLine bounds a chunk header or trailer line of an aws-chunked body.
 const maxChunkLine = 4096
 
-
 // chunkedReader decodes an aws-chunked body: "hex-size[;chunk-signature=sig]\r\n",
 // the data, "\r\n", until a zero-size chunk, then (for trailer variants) trailer lines
 // and an empty line. With auth set, every chunk's signature is verified when its data
