@@ -2,8 +2,6 @@ package s3api
 
 import (
 	"context"
-	"errors"
-	"net/http"
 	"strings"
 
 	"github.com/cairnkv/cairn/core/s3"
@@ -52,9 +50,9 @@ func (c *call) grantHeaders() bool {
 	return false
 }
 
-func (c *call) headerGetter(name string) []string {
-	return c.headerValues(strings.TrimPrefix(strings.TrimPrefix(name, "x-amz-"), "x-obj-"))
-}
+// headerGetter gives the XML package the values of one header, by exact name (it asks
+// for the x-amz- and the x-obj- spelling itself).
+func (c *call) headerGetter(name string) []string { return c.r.Header.Values(name) }
 
 // aclFromHeaders builds the ACL a create or write asks for: the canned ACL header, or
 // the grant headers, not both (400 InvalidRequest); neither gives private.
@@ -94,6 +92,3 @@ func (c *call) aclFromRequest(owners func() (owner, bucketOwner s3.Owner, err er
 	}
 	return c.aclFromHeaders(owner, bucketOwner)
 }
-
-var _ = errors.New
-var _ = http.StatusOK

@@ -233,3 +233,19 @@ func (c *call) routeName() string {
 	}
 	return name
 }
+
+// subResources are the query parameters that select a sub-resource rather than the
+// bucket or object itself.
+var subResources = []string{"acl", "location", "versioning", "uploads", "uploadId", "partNumber", "policy",
+	"delete", "versionId", "logging", "notification", "requestPayment", "torrent", "website", "lifecycle",
+	"cors", "tagging", "restore", "versions"}
+
+// hasSubResource reports whether the query names a sub-resource.
+func (c *call) hasSubResource() bool {
+	for _, s := range subResources {
+		if c.has(s) {
+			return true
+		}
+	}
+	return false
+}

@@ -86,6 +86,10 @@ func (c *call) serveBucket() {
 			c.notImplemented("bucket policies")
 			return
 		}
+		if c.hasSubResource() {
+			c.methodNotAllowed()
+			return
+		}
 		if err := c.a.svc.DeleteBucket(ctx, c.who, c.bucket); err != nil {
 			c.fail(err)
 			return

@@ -56,6 +56,10 @@ func (c *call) serveObject() {
 			c.putObject()
 		}
 	case http.MethodDelete:
+		if c.hasSubResource() {
+			c.methodNotAllowed()
+			return
+		}
 		if err := c.a.svc.DeleteObject(c.r.Context(), c.who, c.bucket, c.key); err != nil {
 			c.fail(err)
 			return

@@ -112,13 +112,16 @@ func (cr *chunkedReader) Read(p []byte) (int, error) {
 		err = cr.endChunk()
 	}
 	if errors.Is(err, io.EOF) {
-		err = io.ErrUnexpectedEOF
+		err = errBodyEnded
 	}
 	if err != nil {
 		cr.err = err
 	}
 	return n, err
 }
+
+// errBodyEnded is the error of an aws-chunked body that ends before its final chunk.
+var errBodyEnded = malformedChunk("the body ends before its final chunk")
 
 // line reads one CRLF-terminated line of at most maxChunkLine bytes.
 func (cr *chunkedReader) line() (string, error) {
@@ -150,6 +153,9 @@ func (cr *chunkedReader) line() (string, error) {
 // trailer section, and ends the body.
 func (cr *chunkedReader) next() error {
 	line, err := cr.line()
+	if errors.Is(err, io.ErrUnexpectedEOF) {
+		return errBodyEnded
+	}
 	if err != nil {
 		return err
 	}
@@ -183,6 +189,9 @@ func (cr *chunkedReader) endChunk() error {
 		return err
 	}
 	line, err := cr.line()
+	if errors.Is(err, io.ErrUnexpectedEOF) {
+		return errBodyEnded
+	}
 	if err != nil {
 		return err
 	}
