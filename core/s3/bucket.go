@@ -188,6 +188,11 @@ func (s *Service) DeleteBucket(ctx context.Context, r Requester, name string) er
 	if !empty {
 		return errNotEmpty
 	}
+	if busy, err := s.hasUploads(name); err != nil {
+		return err
+	} else if busy {
+		return &Error{MultipartUploadRemaining, "The bucket you tried to delete has multipart uploads in progress"}
+	}
 	batch := s.db.NewBatch()
 	batch.Delete(bucketKey(name))
 	batch.Delete(ownedKey(b.Owner.ID, name))

@@ -107,6 +107,35 @@ func Check(db *storage.DB, blobs *storage.Blobs) (CheckReport, error) {
 			rep.Pending++
 		}
 	}
+	// Uploads in progress own their parts' data.
+	uploads := map[string]bool{}
+	for k, v := range tables["mu"] {
+		var u Upload
+		if err := json.Unmarshal(v, &u); err != nil {
+			bad("s3: upload %q does not decode: %v", k, err)
+			continue
+		}
+		uploads[u.ID] = true
+	}
+	extents := map[string]Extent{} // chunk id → the extent that names it
+	for k, v := range tables["mp"] {
+		id, _ := two(k)
+		if !uploads[id] {
+			bad("s3: a part of upload %s, which does not exist", id)
+		}
+		var p PartInfo
+		if err := json.Unmarshal(v, &p); err != nil {
+			bad("s3: part of upload %s does not decode: %v", id, err)
+			continue
+		}
+		raw, err := hex.DecodeString(p.Extent.ID)
+		if err != nil || len(raw) != 16 {
+			bad("s3: part of upload %s: bad chunk id %q", id, p.Extent.ID)
+			continue
+		}
+		owned[string(raw)] = true
+		extents[string(raw)] = p.Extent
+	}
 	manifests := map[string]Manifest{}
 	for k, v := range tables["o"] {
 		rep.Objects++
@@ -128,7 +157,23 @@ func Check(db *storage.DB, blobs *storage.Blobs) (CheckReport, error) {
 			bad("s3: chunk id %s is used by two manifests", m.UUID)
 		}
 		manifests[string(id)] = m
-		owned[string(id)] = true
+		var total int64
+		for _, e := range m.Extents() {
+			raw, err := hex.DecodeString(e.ID)
+			if err != nil || len(raw) != 16 {
+				bad("s3: manifest %s/%s: bad chunk id %q", bucket, name, e.ID)
+				continue
+			}
+			if _, dup := extents[string(raw)]; dup {
+				bad("s3: chunk id %s is named twice", e.ID)
+			}
+			owned[string(raw)] = true
+			extents[string(raw)] = e
+			total += e.Size
+		}
+		if total != m.Size {
+			bad("s3: manifest %s/%s: parts of %d bytes, size %d", bucket, name, total, m.Size)
+		}
 	}
 	// Chunks, in key order: per id, count and sizes.
 	sizes := map[string][]int{}
@@ -167,31 +212,32 @@ func Check(db *storage.DB, blobs *storage.Blobs) (CheckReport, error) {
 			return rep, err
 		}
 	}
-	for id, m := range manifests {
-		if m.Blob {
+	for id, e := range extents {
+		label := hex.EncodeToString([]byte(id))
+		if e.Blob {
 			size, ok := blobSizes[id]
 			switch {
 			case blobs == nil:
-				bad("s3: object with chunk id %s is in a blob and no blob store was given", m.UUID)
+				bad("s3: data %s is in a blob and no blob store was given", label)
 			case !ok:
-				bad("s3: object with chunk id %s: its blob is missing", m.UUID)
-			case size != m.Size:
-				bad("s3: object with chunk id %s: blob of %d bytes, its manifest says %d", m.UUID, size, m.Size)
+				bad("s3: data %s: its blob is missing", label)
+			case size != e.Size:
+				bad("s3: data %s: blob of %d bytes, %d expected", label, size, e.Size)
 			}
 			if len(sizes[id]) > 0 {
-				bad("s3: object with chunk id %s has a blob and chunk records", m.UUID)
+				bad("s3: data %s has a blob and chunk records", label)
 			}
 			continue
 		}
 		var total int64
 		for i, n := range sizes[id] {
 			total += int64(n)
-			if i < len(sizes[id])-1 && n != m.ChunkSize {
-				bad("s3: chunk %d of %s is %d bytes, not %d", i, m.UUID, n, m.ChunkSize)
+			if i < len(sizes[id])-1 && n != e.ChunkSize {
+				bad("s3: chunk %d of %s is %d bytes, not %d", i, label, n, e.ChunkSize)
 			}
 		}
-		if total != m.Size {
-			bad("s3: object with chunk id %s holds %d bytes in chunks, its manifest says %d", m.UUID, total, m.Size)
+		if total != e.Size {
+			bad("s3: data %s holds %d bytes in chunks, %d expected", label, total, e.Size)
 		}
 	}
 	return rep, errors.Join(errs...)

@@ -46,6 +46,11 @@ const (
 	MissingContentLength      Code = "MissingContentLength"
 	InvalidRange              Code = "InvalidRange"
 	MalformedPolicy           Code = "MalformedPolicy"
+	NoSuchUpload              Code = "NoSuchUpload"
+	InvalidPart               Code = "InvalidPart"
+	InvalidPartOrder          Code = "InvalidPartOrder"
+	EntityTooSmall            Code = "EntityTooSmall"
+	NoSuchBucketPolicy        Code = "NoSuchBucketPolicy"
 	ServiceUnavailable        Code = "ServiceUnavailable"
 )
 

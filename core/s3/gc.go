@@ -1,6 +1,7 @@
 package s3
 
 import (
+	"encoding/hex"
 	"sync"
 	"time"
 
@@ -59,6 +60,11 @@ func (c *collector) run() {
 			return
 		case <-c.wakeCh:
 		case <-t.C:
+			if n, err := c.s.abortExpired(time.Now().Add(-c.s.cfg.UploadTTL)); err != nil {
+				c.s.log.Warn("s3: abort abandoned uploads", "err", err)
+			} else if n > 0 {
+				c.s.log.Info("s3: aborted abandoned multipart uploads", "uploads", n, "older_than", c.s.cfg.UploadTTL)
+			}
 		}
 		if err := c.collect(); err != nil {
 			c.s.log.Warn("s3: collect chunks", "err", err)
@@ -66,13 +72,18 @@ func (c *collector) run() {
 	}
 }
 
-// collect works through the "g" records until none is left or the collector stops.
+// collect works through the "g" records once, in key order, until none is left after
+// the last one it saw or the collector stops. A blob an open object still reads is
+// skipped; its record stays, and closing the object wakes the collector again.
 func (c *collector) collect() error {
 	prefix := storage.KeyString(storage.TagS3, "g")
+	from := prefix
 	for {
-		it := c.s.db.IteratePrefix(prefix)
+		it := c.s.db.Iterate(from, storage.PrefixEnd(prefix))
 		var ids [][]byte
-		for it.Next() && len(ids) < 64 {
+		var last []byte
+		for len(ids) < 64 && it.Next() {
+			last = append(last[:0], it.Key()...)
 			_, comps, err := storage.DecodeKey(it.Key())
 			if err == nil && len(comps) == 2 {
 				ids = append(ids, comps[1])
@@ -80,9 +91,10 @@ func (c *collector) collect() error {
 		}
 		err := it.Err()
 		it.Release()
-		if err != nil || len(ids) == 0 {
+		if err != nil || last == nil {
 			return err
 		}
+		from = append(last, 0) // the smallest key after last
 		for _, id := range ids {
 			select {
 			case <-c.stop:
@@ -96,7 +108,8 @@ func (c *collector) collect() error {
 	}
 }
 
-// collectOne deletes the chunks of one id, then its "g" record.
+// collectOne deletes the chunks of one id, then its blob (unless an open object pins
+// it: then the record stays for a later pass), then its "g" record.
 func (c *collector) collectOne(id []byte) error {
 	db := c.s.db
 	for {
@@ -128,6 +141,10 @@ func (c *collector) collectOne(id []byte) error {
 	}
 	if b := c.s.cfg.Blobs; b != nil {
 		c.s.blobMu.Lock()
+		if c.s.readers[hex.EncodeToString(id)] > 0 {
+			c.s.blobMu.Unlock()
+			return nil
+		}
 		removed, err := b.Remove(id)
 		c.s.blobMu.Unlock()
 		if err != nil {

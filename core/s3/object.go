@@ -10,7 +10,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"sync"
 	"time"
 
@@ -113,24 +112,42 @@ func (s *Service) PutObject(ctx context.Context, r Requester, bucket, key string
 	} else if acl, err = CannedACL(in.Canned, owner, b.Owner); err != nil {
 		return nil, err
 	}
+	commit := s.db.NewBatch()
+	ext, sum, err := s.storeData(ctx, in, commit, writeRecord{Bucket: bucket, Key: key})
+	if err != nil {
+		return nil, err
+	}
+	m := &Manifest{UUID: ext.ID, Size: in.Size, ChunkSize: ext.ChunkSize, Blob: ext.Blob, ETag: hex.EncodeToString(sum),
+		ContentType: in.ContentType, Meta: in.Meta, Headers: in.Headers, Owner: owner, ACL: acl}
+	if err := s.commit(bucket, key, m, commit); err != nil {
+		s.abandonExtent(ext, in.Size)
+		return nil, err
+	}
+	return m, nil
+}
+
+// storeData stores a body under a fresh chunk id and returns where it is and its MD5.
+// Data of one chunk or less is put into commit (the caller's batch); a larger body is
+// written now, as a blob (or chunk records without a blob store), owned meanwhile by a
+// "w" record that commit deletes. On failure nothing is left behind but collection work.
+func (s *Service) storeData(ctx context.Context, in PutInput, commit *storage.Batch, rec writeRecord) (Extent, []byte, error) {
 	id := make([]byte, 16)
 	_, _ = rand.Read(id)
-	m := &Manifest{UUID: hex.EncodeToString(id), Size: in.Size, ChunkSize: s.cfg.ChunkSize,
-		ContentType: in.ContentType, Meta: in.Meta, Headers: in.Headers, Owner: owner, ACL: acl}
-
-	commit := s.db.NewBatch()
+	ext := Extent{ID: hex.EncodeToString(id), Size: in.Size, ChunkSize: s.cfg.ChunkSize}
 	multi := in.Size > int64(s.cfg.ChunkSize)
-	m.Blob = multi && s.cfg.Blobs != nil
+	ext.Blob = multi && s.cfg.Blobs != nil
 	if multi {
 		// Synced: a blob or chunks must never exist without a record that owns them.
-		rec, _ := json.Marshal(writeRecord{Bucket: bucket, Key: key, Started: time.Now().UTC()})
-		if err := s.db.Put(writingKey(id), rec, m.Blob); err != nil {
-			return nil, wrapf(err, "put %s/%s", bucket, key)
+		rec.Started = time.Now().UTC()
+		v, _ := json.Marshal(rec)
+		if err := s.db.Put(writingKey(id), v, ext.Blob); err != nil {
+			return Extent{}, nil, wrapf(err, "store data")
 		}
 		commit.Delete(writingKey(id))
 	}
 	var sum []byte
-	if m.Blob {
+	var err error
+	if ext.Blob {
 		sum, err = s.writeBlob(ctx, id, in)
 	} else {
 		sum, err = s.writeChunks(ctx, id, in, commit, multi)
@@ -139,16 +156,20 @@ func (s *Service) PutObject(ctx context.Context, r Requester, bucket, key string
 		if multi {
 			s.abandon(id)
 		}
-		return nil, err
+		return Extent{}, nil, err
 	}
-	m.ETag = hex.EncodeToString(sum)
-	if err := s.commit(bucket, key, m, commit); err != nil {
-		if multi {
-			s.abandon(id)
-		}
-		return nil, err
+	return ext, sum, nil
+}
+
+// abandonExtent queues the data of a stored extent whose commit failed (data of one
+// chunk was in the failed batch and is gone with it).
+func (s *Service) abandonExtent(e Extent, size int64) {
+	if size <= int64(s.cfg.ChunkSize) {
+		return
 	}
-	return m, nil
+	if id, err := hex.DecodeString(e.ID); err == nil {
+		s.abandon(id)
+	}
 }
 
 // writeBlob reads the body into a new blob, a chunk at a time, and syncs it. It returns
@@ -262,9 +283,7 @@ func (s *Service) commit(bucket, key string, m *Manifest, batch *storage.Batch) 
 	old, err := s.manifest(s.db.Get, bucket, key)
 	switch {
 	case err == nil:
-		if oid, err := hex.DecodeString(old.UUID); err == nil {
-			batch.Put(garbageKey(oid), nil)
-		}
+		queueGarbage(batch, old)
 	case !IsCode(err, NoSuchKey):
 		return err
 	}
@@ -276,6 +295,15 @@ func (s *Service) commit(bucket, key string, m *Manifest, batch *storage.Batch) 
 		s.gc.wake()
 	}
 	return nil
+}
+
+// queueGarbage adds to batch the collection of every extent of the version m.
+func queueGarbage(batch *storage.Batch, m *Manifest) {
+	for _, e := range m.Extents() {
+		if id, err := hex.DecodeString(e.ID); err == nil && len(id) > 0 {
+			batch.Put(garbageKey(id), nil)
+		}
+	}
 }
 
 // abandon queues the chunks of a write that failed for collection.
@@ -331,93 +359,148 @@ func (s *Service) StatObject(ctx context.Context, r Requester, bucket, key strin
 	return s.readable(ctx, s.db.Get, r, bucket, key, PermRead)
 }
 
-// Object is an open object version: its manifest and a snapshot its data is read from.
-// The data stays readable until Close, whatever happens to the key meanwhile.
+// Object is an open object version: its manifest and what its data is read from (a
+// snapshot for chunk records, pinned blob files). The data stays readable until Close,
+// whatever happens to the key meanwhile.
 type Object struct {
 	Manifest *Manifest
+	s        *Service
 	snap     *storage.Snapshot
-	id       []byte
-	// f is the blob file of a blob object.
-	f *os.File
+	extents  []Extent
+	pinned   []string
 }
 
 // OpenObject opens the object for reading (READ on the object). The caller must Close it.
 func (s *Service) OpenObject(ctx context.Context, r Requester, bucket, key string) (*Object, error) {
+	return s.openObject(ctx, r, bucket, key, PermRead)
+}
+
+func (s *Service) openObject(ctx context.Context, r Requester, bucket, key string, perm Permission) (*Object, error) {
 	s.blobMu.Lock()
 	defer s.blobMu.Unlock()
 	snap, err := s.db.NewSnapshot()
 	if err != nil {
 		return nil, wrapf(err, "open %s/%s", bucket, key)
 	}
-	m, err := s.readable(ctx, snap.Get, r, bucket, key, PermRead)
+	m, err := s.readable(ctx, snap.Get, r, bucket, key, perm)
 	if err != nil {
 		snap.Release()
 		return nil, err
 	}
-	id, err := hex.DecodeString(m.UUID)
-	if err != nil {
-		snap.Release()
-		return nil, wrapf(err, "manifest %s/%s", bucket, key)
-	}
-	o := &Object{Manifest: m, snap: snap, id: id}
-	if m.Blob {
-		if s.cfg.Blobs == nil {
-			o.Close()
-			return nil, fmt.Errorf("s3: %s/%s: the data is in a blob and no blob store is configured", bucket, key)
-		}
-		if o.f, err = s.cfg.Blobs.Open(id); err != nil {
-			o.Close()
-			return nil, wrapf(err, "open %s/%s", bucket, key)
+	o := &Object{Manifest: m, s: s, snap: snap, extents: m.Extents()}
+	for _, e := range o.extents {
+		if e.Blob {
+			if s.cfg.Blobs == nil {
+				o.closeLocked()
+				return nil, fmt.Errorf("s3: %s/%s: the data is in a blob and no blob store is configured", bucket, key)
+			}
+			// Pinned under blobMu: the collector leaves a pinned blob alone.
+			s.readers[e.ID]++
+			o.pinned = append(o.pinned, e.ID)
 		}
 	}
 	return o, nil
 }
 
-// Close releases the object's snapshot.
+// Close releases the object's snapshot and unpins its blobs.
 func (o *Object) Close() {
-	if o.f != nil {
-		o.f.Close()
-		o.f = nil
+	if o.s == nil {
+		return
 	}
+	o.s.blobMu.Lock()
+	defer o.s.blobMu.Unlock()
+	o.closeLocked()
+}
+
+func (o *Object) closeLocked() {
+	wake := false
+	for _, id := range o.pinned {
+		if o.s.readers[id]--; o.s.readers[id] <= 0 {
+			delete(o.s.readers, id)
+			wake = true
+		}
+	}
+	o.pinned = nil
 	if o.snap != nil {
 		o.snap.Release()
 		o.snap = nil
 	}
+	if wake {
+		o.s.gc.wake() // a blob the collector skipped may be free now
+	}
+	o.s = nil
 }
 
-// errShortObject means the stored chunks do not add up to the manifest's size.
-var errShortObject = errors.New("s3: stored chunks do not match the manifest")
+// errShortObject means the stored data does not add up to the manifest's size.
+var errShortObject = errors.New("s3: stored data does not match the manifest")
 
-// WriteRange writes n bytes of the object starting at off to w, chunk by chunk.
+// WriteRange writes n bytes of the object starting at off to w, extent by extent.
 func (o *Object) WriteRange(w io.Writer, off, n int64) error {
-	m := o.Manifest
-	if off < 0 || n < 0 || off+n > m.Size {
+	if off < 0 || n < 0 || off+n > o.Manifest.Size {
 		return errors.New("s3: range outside the object")
 	}
-	if n == 0 {
-		return nil
-	}
-	if o.f != nil {
-		if _, err := o.f.Seek(off, io.SeekStart); err != nil {
-			return wrapf(err, "read data")
+	for _, e := range o.extents {
+		if n == 0 {
+			break
 		}
-		// A LimitedReader of an *os.File lets net/http send the data with sendfile.
-		k, err := io.Copy(w, &io.LimitedReader{R: o.f, N: n})
-		if err == nil && k < n {
-			err = errShortObject
+		if off >= e.Size {
+			off -= e.Size
+			continue
 		}
-		return err
+		k := min(n, e.Size-off)
+		var err error
+		if e.Blob {
+			err = o.writeBlob(w, e, off, k)
+		} else {
+			err = o.writeChunks(w, e, off, k)
+		}
+		if err != nil {
+			return err
+		}
+		off, n = 0, n-k
 	}
-	cs := int64(m.ChunkSize)
+	if n > 0 {
+		return errShortObject
+	}
+	return nil
+}
+
+func (o *Object) writeBlob(w io.Writer, e Extent, off, n int64) error {
+	id, err := hex.DecodeString(e.ID)
+	if err != nil {
+		return wrapf(err, "read data")
+	}
+	f, err := o.s.cfg.Blobs.Open(id)
+	if err != nil {
+		return wrapf(err, "read data")
+	}
+	defer f.Close()
+	if _, err := f.Seek(off, io.SeekStart); err != nil {
+		return wrapf(err, "read data")
+	}
+	// A LimitedReader of an *os.File lets net/http send the data with sendfile.
+	k, err := io.Copy(w, &io.LimitedReader{R: f, N: n})
+	if err == nil && k < n {
+		err = errShortObject
+	}
+	return err
+}
+
+func (o *Object) writeChunks(w io.Writer, e Extent, off, n int64) error {
+	id, err := hex.DecodeString(e.ID)
+	if err != nil {
+		return wrapf(err, "read data")
+	}
+	cs := int64(e.ChunkSize)
 	first := uint64(off / cs)
-	it := o.snap.Scan(chunkPrefix(o.id))
+	it := o.snap.Scan(chunkPrefix(id))
 	defer it.Release()
-	if !it.Seek(chunkKey(o.id, first)) {
+	if !it.Seek(chunkKey(id, first)) {
 		return errors.Join(errShortObject, it.Err())
 	}
 	skip := off - int64(first)*cs
 	for want := first; n > 0; want++ {
-		if !bytes.Equal(it.Key(), chunkKey(o.id, want)) {
+		if !bytes.Equal(it.Key(), chunkKey(id, want)) {
 			return errShortObject
 		}
 		v := it.Value()
@@ -461,9 +544,7 @@ func (s *Service) DeleteObject(ctx context.Context, r Requester, bucket, key str
 	}
 	batch := s.db.NewBatch()
 	batch.Delete(objectKey(bucket, key))
-	if oid, err := hex.DecodeString(old.UUID); err == nil {
-		batch.Put(garbageKey(oid), nil)
-	}
+	queueGarbage(batch, old)
 	if err := s.db.Write(batch, true); err != nil {
 		return wrapf(err, "delete %s/%s", bucket, key)
 	}

@@ -35,6 +35,7 @@ import (
 	"hash/maphash"
 	"log/slog"
 	"sync"
+	"time"
 
 	"github.com/cairnkv/cairn/core/storage"
 )
@@ -44,6 +45,7 @@ const (
 	DefaultChunkSize     = 1 << 20
 	DefaultMaxObjectSize = 5 << 30
 	DefaultMaxBuckets    = 100
+	DefaultUploadTTL     = 7 * 24 * time.Hour
 	// MaxKeyLength is the longest object key, in bytes.
 	MaxKeyLength = 1024
 	// MaxMetaSize bounds the user metadata of an object (names plus values), in bytes.
@@ -60,6 +62,12 @@ type Config struct {
 	MaxBuckets int
 	// Region is the location buckets report.
 	Region string
+	// MinPartSize is the smallest part but the last of a multipart upload (0:
+	// DefaultMinPartSize).
+	MinPartSize int
+	// UploadTTL is how long a multipart upload may stay incomplete before the
+	// collector aborts it (0: DefaultUploadTTL).
+	UploadTTL time.Duration
 	// Blobs, if set, holds the data of objects larger than one chunk, one file per
 	// version (written in ChunkSize pieces); without it every chunk is a DB record.
 	Blobs  *storage.Blobs
@@ -89,14 +97,18 @@ type Service struct {
 
 	// keyLocks serialise the manifest switches of one object key (by hash stripe).
 	keyLocks [256]sync.Mutex
-	seed     maphash.Seed
+	// uploadLocks serialise part commits, completion and abort of one multipart
+	// upload (by hash stripe). Taken before a keyLocks stripe, never after.
+	uploadLocks [64]sync.Mutex
+	seed        maphash.Seed
 
 	gc *collector
 
-	// blobMu orders opening a blob for reading (manifest read, then file open) against
-	// the collector removing a blob: a reader that saw a manifest holds the file open
-	// before its blob can be removed (an open file outlives its removal).
-	blobMu sync.Mutex
+	// blobMu guards readers, the count of open Objects per blob id (hex). Opening an
+	// object reads its manifest and pins its blobs under it; the collector removes only
+	// unpinned blobs, under it, so a reader never loses a blob it saw in a manifest.
+	blobMu  sync.Mutex
+	readers map[string]int
 }
 
 // New opens the service on db: it queues the chunks of writes a crash interrupted for
@@ -111,13 +123,20 @@ func New(db *storage.DB, cfg Config) (*Service, error) {
 	if cfg.MaxBuckets <= 0 {
 		cfg.MaxBuckets = DefaultMaxBuckets
 	}
+	if cfg.MinPartSize <= 0 {
+		cfg.MinPartSize = DefaultMinPartSize
+	}
+	if cfg.UploadTTL <= 0 {
+		cfg.UploadTTL = DefaultUploadTTL
+	}
 	if cfg.Region == "" {
 		cfg.Region = "us-east-1"
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	s := &Service{db: db, cfg: cfg, log: cfg.Logger, bucketCache: map[string]*Bucket{}, seed: maphash.MakeSeed()}
+	s := &Service{db: db, cfg: cfg, log: cfg.Logger, bucketCache: map[string]*Bucket{}, seed: maphash.MakeSeed(),
+		readers: map[string]int{}}
 	s.users.init()
 	n, err := s.recoverWrites()
 	if err != nil {

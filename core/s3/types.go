@@ -46,6 +46,26 @@ type Manifest struct {
 	Headers map[string]string `json:"headers,omitempty"`
 	Owner   Owner             `json:"owner"`
 	ACL     ACL               `json:"acl"`
+	// Parts, for an object assembled by a multipart upload, are its data in order,
+	// each stored under its own chunk id (UUID then names no data).
+	Parts []Extent `json:"parts,omitempty"`
+}
+
+// Extent is a run of an object's data stored under one chunk id: as chunk records of
+// ChunkSize bytes, or as one blob file.
+type Extent struct {
+	ID        string `json:"id"`
+	Size      int64  `json:"size"`
+	ChunkSize int    `json:"chunk_size,omitempty"`
+	Blob      bool   `json:"blob,omitempty"`
+}
+
+// Extents returns where the object's data is, in order.
+func (m *Manifest) Extents() []Extent {
+	if len(m.Parts) > 0 {
+		return m.Parts
+	}
+	return []Extent{{ID: m.UUID, Size: m.Size, ChunkSize: m.ChunkSize, Blob: m.Blob}}
 }
 
 // ObjectInfo is one entry of an object listing.

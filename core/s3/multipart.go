@@ -1,0 +1,484 @@
+package s3
+
+import (
+	"context"
+	"crypto/md5"
+	"crypto/rand"
+	"encoding/base64"
+	"encoding/binary"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"hash/maphash"
+	"strings"
+	"time"
+
+	"github.com/cairnkv/cairn/core/storage"
+)
+
+// Multipart limits.
+const (
+	MaxPartNumber = 10000
+	// DefaultMinPartSize is the smallest part but the last of a completed upload.
+	DefaultMinPartSize = 5 << 20
+	// MaxPartSize is the largest part.
+	MaxPartSize = 5 << 30
+	// MaxListParts and MaxListUploads cap one page of the multipart listings.
+	MaxListParts   = 1000
+	MaxListUploads = 1000
+)
+
+// Upload is a multipart upload in progress: what the object will be once completed.
+type Upload struct {
+	Bucket      string            `json:"bucket"`
+	Key         string            `json:"key"`
+	ID          string            `json:"id"`
+	Owner       Owner             `json:"owner"`
+	Initiated   time.Time         `json:"initiated"`
+	ContentType string            `json:"content_type,omitempty"`
+	Meta        []MetaPair        `json:"meta,omitempty"`
+	Headers     map[string]string `json:"headers,omitempty"`
+	ACL         ACL               `json:"acl"`
+}
+
+// PartInfo is one uploaded part.
+type PartInfo struct {
+	Number       int       `json:"number"`
+	ETag         string    `json:"etag"`
+	LastModified time.Time `json:"last_modified"`
+	Extent       Extent    `json:"extent"`
+}
+
+// CompletePart names a part in a completion request.
+type CompletePart struct {
+	Number int
+	ETag   string
+}
+
+// "mu" bucket, key, upload id → Upload; "mp" upload id, 4-byte part number → PartInfo.
+func uploadKey(bucket, key, id string) []byte {
+	return storage.KeyString(storage.TagS3, "mu", bucket, key, id)
+}
+func uploadsPrefix(bucket string) []byte { return storage.KeyString(storage.TagS3, "mu", bucket) }
+func partKey(uploadID string, n int) []byte {
+	return storage.Key(storage.TagS3, []byte("mp"), []byte(uploadID), binary.BigEndian.AppendUint32(nil, uint32(n)))
+}
+func partsPrefix(uploadID string) []byte {
+	return storage.Key(storage.TagS3, []byte("mp"), []byte(uploadID))
+}
+
+var errNoSuchUpload = &Error{NoSuchUpload, "The specified upload does not exist. The upload ID may be invalid, or the upload may have been aborted or completed."}
+
+// CreateUpload starts a multipart upload (WRITE on the bucket). in gives the object's
+// type, metadata, headers and ACL; its body is not read.
+func (s *Service) CreateUpload(ctx context.Context, r Requester, bucket, key string, in PutInput) (*Upload, error) {
+	if err := checkKey(key); err != nil {
+		return nil, err
+	}
+	if err := checkMeta(in.Meta); err != nil {
+		return nil, err
+	}
+	b, err := s.writableBucket(ctx, r, bucket)
+	if err != nil {
+		return nil, err
+	}
+	owner := Owner{ID: r.ID, DisplayName: r.DisplayName}
+	var acl ACL
+	if in.ACL != nil {
+		acl = in.ACL.Clone()
+		acl.Owner = owner
+	} else if acl, err = CannedACL(in.Canned, owner, b.Owner); err != nil {
+		return nil, err
+	}
+	id := make([]byte, 16)
+	_, _ = rand.Read(id)
+	u := &Upload{Bucket: bucket, Key: key, ID: base64.RawURLEncoding.EncodeToString(id), Owner: owner,
+		Initiated: time.Now().UTC().Truncate(time.Millisecond), ContentType: in.ContentType, Meta: in.Meta,
+		Headers: in.Headers, ACL: acl}
+	v, err := json.Marshal(u)
+	if err != nil {
+		return nil, wrapf(err, "encode upload")
+	}
+	s.bucketsMu.RLock()
+	defer s.bucketsMu.RUnlock()
+	if _, err := s.bucketLocked(bucket); err != nil {
+		return nil, err
+	}
+	if err := s.db.Put(uploadKey(bucket, key, u.ID), v, true); err != nil {
+		return nil, wrapf(err, "create upload")
+	}
+	return u, nil
+}
+
+// upload reads an upload record (NoSuchUpload when absent).
+func (s *Service) upload(bucket, key, id string) (*Upload, error) {
+	v, err := s.db.Get(uploadKey(bucket, key, id))
+	if errors.Is(err, storage.ErrNotFound) {
+		return nil, errNoSuchUpload
+	}
+	if err != nil {
+		return nil, wrapf(err, "read upload")
+	}
+	u := new(Upload)
+	if err := json.Unmarshal(v, u); err != nil {
+		return nil, wrapf(err, "decode upload")
+	}
+	return u, nil
+}
+
+// uploadLock serialises part commits, completion and abort of one upload.
+func (s *Service) uploadLock(id string) func() {
+	var h maphash.Hash
+	h.SetSeed(s.seed)
+	h.WriteString(id)
+	l := &s.uploadLocks[h.Sum64()%uint64(len(s.uploadLocks))]
+	l.Lock()
+	return l.Unlock
+}
+
+// PutPart stores part number n of an upload (WRITE on the bucket), replacing a part of
+// the same number. The data is stored like an object's.
+func (s *Service) PutPart(ctx context.Context, r Requester, bucket, key, uploadID string, n int, in PutInput) (*PartInfo, error) {
+	if n < 1 || n > MaxPartNumber {
+		return nil, Errorf(InvalidArgument, "Part number must be an integer between 1 and %d, inclusive", MaxPartNumber)
+	}
+	if in.Size > MaxPartSize {
+		return nil, Errorf(EntityTooLarge, "Your proposed upload exceeds the maximum allowed object size.")
+	}
+	if _, err := s.writableBucket(ctx, r, bucket); err != nil {
+		return nil, err
+	}
+	if _, err := s.upload(bucket, key, uploadID); err != nil {
+		return nil, err
+	}
+	commit := s.db.NewBatch()
+	ext, sum, err := s.storeData(ctx, in, commit, writeRecord{Bucket: bucket, Key: key})
+	if err != nil {
+		return nil, err
+	}
+	p := &PartInfo{Number: n, ETag: hex.EncodeToString(sum), LastModified: time.Now().UTC().Truncate(time.Millisecond), Extent: ext}
+	if err := s.commitPart(bucket, key, uploadID, p, commit); err != nil {
+		s.abandonExtent(ext, in.Size)
+		return nil, err
+	}
+	return p, nil
+}
+
+func (s *Service) commitPart(bucket, key, uploadID string, p *PartInfo, batch *storage.Batch) error {
+	v, err := json.Marshal(p)
+	if err != nil {
+		return wrapf(err, "encode part")
+	}
+	defer s.uploadLock(uploadID)()
+	if _, err := s.upload(bucket, key, uploadID); err != nil {
+		return err // aborted or completed while the data arrived
+	}
+	if old, err := s.part(uploadID, p.Number); err == nil {
+		queueExtent(batch, old.Extent)
+	} else if !errors.Is(err, storage.ErrNotFound) {
+		return err
+	}
+	batch.Put(partKey(uploadID, p.Number), v)
+	if err := s.db.Write(batch, true); err != nil {
+		return wrapf(err, "commit part")
+	}
+	s.gc.wake()
+	return nil
+}
+
+func (s *Service) part(uploadID string, n int) (*PartInfo, error) {
+	v, err := s.db.Get(partKey(uploadID, n))
+	if err != nil {
+		return nil, err
+	}
+	p := new(PartInfo)
+	if err := json.Unmarshal(v, p); err != nil {
+		return nil, wrapf(err, "decode part")
+	}
+	return p, nil
+}
+
+// parts returns the parts of an upload from number after+1 on, at most max (0: all).
+func (s *Service) parts(uploadID string, after, max int) ([]PartInfo, bool, error) {
+	it := s.db.Iterate(partKey(uploadID, after+1), storage.PrefixEnd(partsPrefix(uploadID)))
+	defer it.Release()
+	var out []PartInfo
+	for it.Next() {
+		if max > 0 && len(out) == max {
+			return out, true, nil
+		}
+		var p PartInfo
+		if err := json.Unmarshal(it.Value(), &p); err != nil {
+			return nil, false, wrapf(err, "decode part")
+		}
+		out = append(out, p)
+	}
+	return out, false, wrapf(it.Err(), "list parts")
+}
+
+func queueExtent(batch *storage.Batch, e Extent) {
+	if id, err := hex.DecodeString(e.ID); err == nil && len(id) > 0 {
+		batch.Put(garbageKey(id), nil)
+	}
+}
+
+// CompleteUpload assembles the named parts, in order, into the object (WRITE on the
+// bucket). Parts must be ascending (InvalidPartOrder), uploaded with the given ETags
+// (InvalidPart), and all but the last at least MinPartSize (EntityTooSmall). Parts not
+// named are collected. The object's ETag is the MD5 of the parts' binary MD5s, "-", and
+// the number of parts. No data is copied: the manifest names the parts' data.
+func (s *Service) CompleteUpload(ctx context.Context, r Requester, bucket, key, uploadID string, want []CompletePart) (*Manifest, error) {
+	if _, err := s.writableBucket(ctx, r, bucket); err != nil {
+		return nil, err
+	}
+	if len(want) == 0 {
+		return nil, Errorf(MalformedXML, "The XML you provided was not well-formed or did not validate against our published schema")
+	}
+	for i := 1; i < len(want); i++ {
+		if want[i].Number <= want[i-1].Number {
+			return nil, Errorf(InvalidPartOrder, "The list of parts was not in ascending order. The parts list must be specified in order by part number.")
+		}
+	}
+	defer s.uploadLock(uploadID)()
+	u, err := s.upload(bucket, key, uploadID)
+	if err != nil {
+		return nil, err
+	}
+	have, _, err := s.parts(uploadID, 0, 0)
+	if err != nil {
+		return nil, err
+	}
+	byNumber := make(map[int]PartInfo, len(have))
+	for _, p := range have {
+		byNumber[p.Number] = p
+	}
+	invalid := Errorf(InvalidPart, "One or more of the specified parts could not be found. The part may not have been uploaded, or the specified entity tag may not match the part's entity tag.")
+	h := md5.New()
+	m := &Manifest{ChunkSize: s.cfg.ChunkSize, ContentType: u.ContentType, Meta: u.Meta, Headers: u.Headers,
+		Owner: u.Owner, ACL: u.ACL}
+	used := map[int]bool{}
+	for i, w := range want {
+		p, ok := byNumber[w.Number]
+		if !ok || !strings.EqualFold(strings.Trim(w.ETag, `"`), p.ETag) {
+			return nil, invalid
+		}
+		if i < len(want)-1 && p.Extent.Size < int64(s.cfg.MinPartSize) {
+			return nil, Errorf(EntityTooSmall, "Your proposed upload is smaller than the minimum allowed size")
+		}
+		sum, err := hex.DecodeString(p.ETag)
+		if err != nil {
+			return nil, wrapf(err, "part etag")
+		}
+		h.Write(sum)
+		m.Size += p.Extent.Size
+		used[p.Number] = true
+		if p.Extent.Size > 0 {
+			m.Parts = append(m.Parts, p.Extent)
+		}
+	}
+	if m.Size > s.cfg.MaxObjectSize {
+		return nil, Errorf(EntityTooLarge, "Your proposed upload exceeds the maximum allowed object size.")
+	}
+	m.ETag = hex.EncodeToString(h.Sum(nil)) + "-" + itoa(len(want))
+	id := make([]byte, 16)
+	_, _ = rand.Read(id)
+	m.UUID = hex.EncodeToString(id)
+	if len(m.Parts) == 0 {
+		// An empty object: one empty extent under the manifest's own id.
+		m.Parts = nil
+	}
+	batch := s.db.NewBatch()
+	batch.Delete(uploadKey(bucket, key, uploadID))
+	for _, p := range have {
+		batch.Delete(partKey(uploadID, p.Number))
+		if !used[p.Number] || p.Extent.Size == 0 {
+			queueExtent(batch, p.Extent)
+		}
+	}
+	if err := s.commit(bucket, key, m, batch); err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+func itoa(n int) string {
+	var b [20]byte
+	i := len(b)
+	for {
+		i--
+		b[i] = byte('0' + n%10)
+		n /= 10
+		if n == 0 {
+			return string(b[i:])
+		}
+	}
+}
+
+// AbortUpload discards an upload and its parts (WRITE on the bucket).
+func (s *Service) AbortUpload(ctx context.Context, r Requester, bucket, key, uploadID string) error {
+	if _, err := s.writableBucket(ctx, r, bucket); err != nil {
+		return err
+	}
+	defer s.uploadLock(uploadID)()
+	return s.abortLocked(bucket, key, uploadID)
+}
+
+func (s *Service) abortLocked(bucket, key, uploadID string) error {
+	if _, err := s.upload(bucket, key, uploadID); err != nil {
+		return err
+	}
+	have, _, err := s.parts(uploadID, 0, 0)
+	if err != nil {
+		return err
+	}
+	batch := s.db.NewBatch()
+	batch.Delete(uploadKey(bucket, key, uploadID))
+	for _, p := range have {
+		batch.Delete(partKey(uploadID, p.Number))
+		queueExtent(batch, p.Extent)
+	}
+	if err := s.db.Write(batch, true); err != nil {
+		return wrapf(err, "abort upload")
+	}
+	s.gc.wake()
+	return nil
+}
+
+// ListParts returns the upload and a page of its parts after part number marker (READ
+// on the bucket).
+func (s *Service) ListParts(ctx context.Context, r Requester, bucket, key, uploadID string, marker, max int) (*Upload, []PartInfo, bool, error) {
+	b, err := s.Bucket(ctx, bucket)
+	if err != nil {
+		return nil, nil, false, err
+	}
+	if !b.ACL.Allows(r, PermRead) && !b.ACL.Allows(r, PermWrite) {
+		return nil, nil, false, errAccessDenied
+	}
+	u, err := s.upload(bucket, key, uploadID)
+	if err != nil {
+		return nil, nil, false, err
+	}
+	if max <= 0 || max > MaxListParts {
+		max = MaxListParts
+	}
+	ps, trunc, err := s.parts(uploadID, max0(marker), max)
+	return u, ps, trunc, err
+}
+
+func max0(n int) int {
+	if n < 0 {
+		return 0
+	}
+	return n
+}
+
+// UploadListOptions select the uploads ListUploads returns.
+type UploadListOptions struct {
+	Prefix, Delimiter string
+	// KeyMarker and UploadIDMarker: uploads of keys after KeyMarker, or of KeyMarker
+	// itself with ids after UploadIDMarker.
+	KeyMarker, UploadIDMarker string
+	MaxUploads                int
+}
+
+// UploadListing is a page of uploads in progress, by key then upload id.
+type UploadListing struct {
+	Uploads                           []Upload
+	CommonPrefixes                    []string
+	Truncated                         bool
+	NextKeyMarker, NextUploadIDMarker string
+}
+
+// ListUploads lists the bucket's uploads in progress (READ on the bucket).
+func (s *Service) ListUploads(ctx context.Context, r Requester, bucket string, o UploadListOptions) (*UploadListing, error) {
+	b, err := s.Bucket(ctx, bucket)
+	if err != nil {
+		return nil, err
+	}
+	if !b.ACL.Allows(r, PermRead) {
+		return nil, errAccessDenied
+	}
+	if o.MaxUploads <= 0 || o.MaxUploads > MaxListUploads {
+		o.MaxUploads = MaxListUploads
+	}
+	out := &UploadListing{}
+	base := uploadsPrefix(bucket)
+	it := s.db.IteratePrefix(storage.AppendComponentPrefix(append([]byte(nil), base...), o.Prefix))
+	defer it.Release()
+	count := 0
+	lastPrefix := ""
+	for it.Next() {
+		var u Upload
+		if err := json.Unmarshal(it.Value(), &u); err != nil {
+			return nil, wrapf(err, "decode upload")
+		}
+		if u.Key < o.KeyMarker || u.Key == o.KeyMarker && (o.UploadIDMarker == "" || u.ID <= o.UploadIDMarker) {
+			continue
+		}
+		if o.Delimiter != "" {
+			if i := strings.Index(u.Key[len(o.Prefix):], o.Delimiter); i >= 0 {
+				cp := u.Key[:len(o.Prefix)+i+len(o.Delimiter)]
+				if cp == lastPrefix || strings.HasPrefix(o.KeyMarker, cp) {
+					continue
+				}
+				if count == o.MaxUploads {
+					out.Truncated = true
+					break
+				}
+				out.CommonPrefixes = append(out.CommonPrefixes, cp)
+				out.NextKeyMarker, out.NextUploadIDMarker = cp, ""
+				lastPrefix = cp
+				count++
+				continue
+			}
+		}
+		if count == o.MaxUploads {
+			out.Truncated = true
+			break
+		}
+		out.Uploads = append(out.Uploads, u)
+		out.NextKeyMarker, out.NextUploadIDMarker = u.Key, u.ID
+		count++
+	}
+	if err := it.Err(); err != nil {
+		return nil, wrapf(err, "list uploads")
+	}
+	return out, nil
+}
+
+// hasUploads reports whether the bucket has uploads in progress.
+func (s *Service) hasUploads(bucket string) (bool, error) {
+	it := s.db.IteratePrefix(uploadsPrefix(bucket))
+	defer it.Release()
+	ok := it.Next()
+	return ok, wrapf(it.Err(), "uploads")
+}
+
+// abortExpired aborts the uploads initiated before cutoff (abandoned uploads).
+func (s *Service) abortExpired(cutoff time.Time) (int, error) {
+	it := s.db.IteratePrefix(storage.KeyString(storage.TagS3, "mu"))
+	var old []Upload
+	for it.Next() {
+		var u Upload
+		if err := json.Unmarshal(it.Value(), &u); err == nil && u.Initiated.Before(cutoff) {
+			old = append(old, u)
+		}
+	}
+	err := it.Err()
+	it.Release()
+	if err != nil {
+		return 0, wrapf(err, "expire uploads")
+	}
+	n := 0
+	for _, u := range old {
+		unlock := s.uploadLock(u.ID)
+		err := s.abortLocked(u.Bucket, u.Key, u.ID)
+		unlock()
+		if err == nil {
+			n++
+		} else if !IsCode(err, NoSuchUpload) {
+			return n, err
+		}
+	}
+	return n, nil
+}

@@ -1,0 +1,169 @@
+package s3
+
+import (
+	"bytes"
+	"context"
+	"crypto/md5"
+	"encoding/hex"
+	"fmt"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/cairnkv/cairn/core/storage"
+)
+
+func TestMultipart(t *testing.T) {
+	for _, blobs := range []bool{false, true} {
+		t.Run(fmt.Sprintf("blobs=%v", blobs), func(t *testing.T) { testMultipart(t, blobs) })
+	}
+}
+
+func testMultipart(t *testing.T, withBlobs bool) {
+	s, db := newTestServiceBlobs(t, withBlobs)
+	s.cfg.MinPartSize = 20
+	ctx := context.Background()
+	alice, bob := mustUser(t, s, "alice"), mustUser(t, s, "bob")
+	mustBucket(t, s, alice, "mpb", "")
+	put(t, s, alice, "mpb", "obj", []byte("the previous version, to be collected"))
+
+	u, err := s.CreateUpload(ctx, alice, "mpb", "obj", PutInput{ContentType: "text/plain", Meta: []MetaPair{{"a", "1"}}, Canned: CannedPublicRead})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = s.CreateUpload(ctx, bob, "mpb", "obj", PutInput{})
+	wantCode(t, err, AccessDenied)
+	part := func(n int, data []byte) *PartInfo {
+		t.Helper()
+		p, err := s.PutPart(ctx, alice, "mpb", "obj", u.ID, n, PutInput{Body: bytes.NewReader(data), Size: int64(len(data))})
+		if err != nil {
+			t.Fatalf("part %d: %v", n, err)
+		}
+		return p
+	}
+	p1 := part(1, bytes.Repeat([]byte("a"), 25))
+	part(2, bytes.Repeat([]byte("x"), 30)) // replaced below
+	p2 := part(2, bytes.Repeat([]byte("b"), 21))
+	p3 := part(3, []byte("tail"))
+	part(4, bytes.Repeat([]byte("u"), 40)) // uploaded, never used
+	for _, n := range []int{0, 10001} {
+		_, err := s.PutPart(ctx, alice, "mpb", "obj", u.ID, n, PutInput{Body: bytes.NewReader(nil)})
+		wantCode(t, err, InvalidArgument)
+	}
+	_, err = s.PutPart(ctx, alice, "mpb", "obj", "nope", 1, PutInput{Body: bytes.NewReader(nil)})
+	wantCode(t, err, NoSuchUpload)
+
+	_, ps, trunc, err := s.ListParts(ctx, alice, "mpb", "obj", u.ID, 1, 2)
+	if err != nil || len(ps) != 2 || ps[0].Number != 2 || ps[1].Number != 3 || !trunc || ps[0].ETag != p2.ETag {
+		t.Fatalf("list parts: %+v %v %v", ps, trunc, err)
+	}
+	l, err := s.ListUploads(ctx, alice, "mpb", UploadListOptions{})
+	if err != nil || len(l.Uploads) != 1 || l.Uploads[0].ID != u.ID {
+		t.Fatalf("list uploads: %+v %v", l, err)
+	}
+	wantCode(t, s.DeleteBucket(ctx, alice, "mpb"), BucketNotEmpty)
+
+	cp := func(n int, etag string) CompletePart { return CompletePart{Number: n, ETag: `"` + etag + `"`} }
+	for _, c := range []struct {
+		parts []CompletePart
+		code  Code
+	}{
+		{[]CompletePart{cp(2, p2.ETag), cp(1, p1.ETag)}, InvalidPartOrder},
+		{[]CompletePart{cp(1, p1.ETag), cp(2, p1.ETag)}, InvalidPart},
+		{[]CompletePart{cp(1, p1.ETag), cp(5, p1.ETag)}, InvalidPart},
+		{[]CompletePart{cp(1, p1.ETag), cp(4, "x")}, InvalidPart},
+		{[]CompletePart{cp(1, p1.ETag), cp(2, p2.ETag), cp(4, "")}, InvalidPart},
+		{nil, MalformedXML},
+	} {
+		_, err := s.CompleteUpload(ctx, alice, "mpb", "obj", u.ID, c.parts)
+		wantCode(t, err, c.code)
+	}
+	p3small := part(5, []byte("ab"))
+	_, err = s.CompleteUpload(ctx, alice, "mpb", "obj", u.ID, []CompletePart{cp(1, p1.ETag), cp(3, p3.ETag), cp(5, p3small.ETag)})
+	wantCode(t, err, EntityTooSmall)
+
+	m, err := s.CompleteUpload(ctx, alice, "mpb", "obj", u.ID, []CompletePart{cp(1, p1.ETag), cp(2, p2.ETag), cp(3, p3.ETag)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := append(append(bytes.Repeat([]byte("a"), 25), bytes.Repeat([]byte("b"), 21)...), "tail"...)
+	h := md5.New()
+	for _, e := range []string{p1.ETag, p2.ETag, p3.ETag} {
+		b, _ := hex.DecodeString(e)
+		h.Write(b)
+	}
+	if m.ETag != hex.EncodeToString(h.Sum(nil))+"-3" || m.Size != int64(len(want)) || m.ContentType != "text/plain" {
+		t.Fatalf("manifest %+v", m)
+	}
+	if got := read(t, s, AnonymousRequester, "mpb", "obj"); !bytes.Equal(got, want) {
+		t.Fatalf("assembled %q", got)
+	}
+	// Every range, across part boundaries.
+	o, err := s.OpenObject(ctx, alice, "mpb", "obj")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for off := 0; off <= len(want); off += 3 {
+		for n := 0; off+n <= len(want); n += 7 {
+			var b bytes.Buffer
+			if err := o.WriteRange(&b, int64(off), int64(n)); err != nil || !bytes.Equal(b.Bytes(), want[off:off+n]) {
+				t.Fatalf("range %d+%d: %v %q", off, n, err, b.Bytes())
+			}
+		}
+	}
+	o.Close()
+	_, err = s.CompleteUpload(ctx, alice, "mpb", "obj", u.ID, []CompletePart{cp(1, p1.ETag)})
+	wantCode(t, err, NoSuchUpload)
+
+	// Abort: parts go; the upload is gone.
+	u2, _ := s.CreateUpload(ctx, alice, "mpb", "other", PutInput{})
+	if _, err := s.PutPart(ctx, alice, "mpb", "other", u2.ID, 1, PutInput{Body: bytes.NewReader(make([]byte, 50)), Size: 50}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.AbortUpload(ctx, alice, "mpb", "other", u2.ID); err != nil {
+		t.Fatal(err)
+	}
+	wantCode(t, s.AbortUpload(ctx, alice, "mpb", "other", u2.ID), NoSuchUpload)
+	// Abandoned: aborted by age.
+	u3, _ := s.CreateUpload(ctx, alice, "mpb", "old", PutInput{})
+	if _, err := s.PutPart(ctx, alice, "mpb", "old", u3.ID, 1, PutInput{Body: bytes.NewReader(make([]byte, 50)), Size: 50}); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := s.abortExpired(time.Now().Add(time.Second)); err != nil || n != 1 {
+		t.Fatalf("expire: %d %v", n, err)
+	}
+	// Overwriting and deleting a multipart object collects every part.
+	waitCollected(t, s)
+	rep, err := Check(db, s.cfg.Blobs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.DeleteObject(ctx, alice, "mpb", "obj"); err != nil {
+		t.Fatal(err)
+	}
+	waitCollected(t, s)
+	after, err := Check(db, s.cfg.Blobs)
+	if err != nil || after.Chunks+after.Blobs != 0 || rep.Chunks+rep.Blobs == 0 {
+		t.Fatalf("before delete %+v, after %+v %v", rep, after, err)
+	}
+	if err := s.DeleteBucket(ctx, alice, "mpb"); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestUploadsBlockBucketDelete(t *testing.T) {
+	s, _ := newTestService(t)
+	ctx := context.Background()
+	alice := mustUser(t, s, "alice")
+	mustBucket(t, s, alice, "busy", "")
+	u, _ := s.CreateUpload(ctx, alice, "busy", "k", PutInput{})
+	wantCode(t, s.DeleteBucket(ctx, alice, "busy"), MultipartUploadRemaining)
+	if err := s.AbortUpload(ctx, alice, "busy", "k", u.ID); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.DeleteBucket(ctx, alice, "busy"); err != nil {
+		t.Fatal(err)
+	}
+	_ = filepath.Join
+	_ = storage.ErrNotFound
+}
