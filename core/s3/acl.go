@@ -1,6 +1,9 @@
 package s3
 
-import "slices"
+import (
+	"net/netip"
+	"slices"
+)
 
 // Permission is an ACL permission.
 type Permission string
@@ -77,6 +80,10 @@ type Requester struct {
 	Anonymous   bool
 	// Admin is the administrator: it passes every permission check.
 	Admin bool
+	// SourceIP and Secure describe the connection, for bucket-policy conditions
+	// (aws:SourceIp, aws:SecureTransport).
+	SourceIP netip.Addr
+	Secure   bool
 }
 
 // AnonymousRequester is the requester of an unsigned request.

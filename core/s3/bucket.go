@@ -154,13 +154,19 @@ func (s *Service) countOwned(owner string) (int, error) {
 	return n, wrapf(it.Err(), "count buckets")
 }
 
-// HeadBucket checks that the bucket exists and r may read it (READ).
+// HeadBucket checks that the bucket exists and r may list it (READ).
 func (s *Service) HeadBucket(ctx context.Context, r Requester, name string) error {
+	return s.bucketAccess(ctx, r, name, ActionListBucket, PermRead)
+}
+
+// bucketAccess checks that the bucket exists and r may perform action on it (perm in
+// the bucket's ACL when the policy does not decide).
+func (s *Service) bucketAccess(ctx context.Context, r Requester, name, action string, perm Permission) error {
 	b, err := s.Bucket(ctx, name)
 	if err != nil {
 		return err
 	}
-	if !b.ACL.Allows(r, PermRead) {
+	if !s.allowed(b, nil, r, action, "", perm) {
 		return errAccessDenied
 	}
 	return nil
@@ -175,7 +181,7 @@ func (s *Service) DeleteBucket(ctx context.Context, r Requester, name string) er
 	if err != nil {
 		return err
 	}
-	if !r.Admin && (r.Anonymous || r.ID != b.Owner.ID) {
+	if !r.Admin && (r.Anonymous || r.ID != b.Owner.ID) || b.denies(r, ActionDeleteBucket, "") {
 		return errAccessDenied
 	}
 	it := s.db.IteratePrefix(objectPrefix(name))
@@ -243,7 +249,7 @@ func (s *Service) BucketACL(ctx context.Context, r Requester, name string) (ACL,
 	if err != nil {
 		return ACL{}, err
 	}
-	if !b.ACL.Allows(r, PermReadACP) {
+	if !s.allowed(b, nil, r, ActionGetBucketACL, "", PermReadACP) {
 		return ACL{}, errAccessDenied
 	}
 	return b.ACL.Clone(), nil
@@ -258,7 +264,7 @@ func (s *Service) SetBucketACL(ctx context.Context, r Requester, name string, ac
 	if err != nil {
 		return err
 	}
-	if !b.ACL.Allows(r, PermWriteACP) {
+	if !s.allowed(b, nil, r, ActionPutBucketACL, "", PermWriteACP) {
 		return errAccessDenied
 	}
 	if acl.Owner.ID != "" && acl.Owner.ID != b.Owner.ID {
@@ -280,7 +286,7 @@ func (s *Service) SetBucketACL(ctx context.Context, r Requester, name string, ac
 
 // BucketLocation returns the region of the bucket (READ).
 func (s *Service) BucketLocation(ctx context.Context, r Requester, name string) (string, error) {
-	if err := s.HeadBucket(ctx, r, name); err != nil {
+	if err := s.bucketAccess(ctx, r, name, ActionGetBucketLocation, PermRead); err != nil {
 		return "", err
 	}
 	return s.cfg.Region, nil

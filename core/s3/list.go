@@ -21,7 +21,7 @@ func (s *Service) ListObjects(ctx context.Context, r Requester, bucket string, o
 	if err != nil {
 		return nil, err
 	}
-	if !b.ACL.Allows(r, PermRead) {
+	if !s.allowed(b, nil, r, ActionListBucket, "", PermRead) {
 		return nil, errAccessDenied
 	}
 	if o.MaxKeys > MaxListKeys || o.MaxKeys < 0 {

@@ -78,7 +78,7 @@ func (s *Service) CreateUpload(ctx context.Context, r Requester, bucket, key str
 	if err := checkMeta(in.Meta); err != nil {
 		return nil, err
 	}
-	b, err := s.writableBucket(ctx, r, bucket)
+	b, err := s.writableBucket(ctx, r, bucket, ActionPutObject, key)
 	if err != nil {
 		return nil, err
 	}
@@ -145,7 +145,7 @@ func (s *Service) PutPart(ctx context.Context, r Requester, bucket, key, uploadI
 	if in.Size > MaxPartSize {
 		return nil, Errorf(EntityTooLarge, "Your proposed upload exceeds the maximum allowed object size.")
 	}
-	if _, err := s.writableBucket(ctx, r, bucket); err != nil {
+	if _, err := s.writableBucket(ctx, r, bucket, ActionPutObject, key); err != nil {
 		return nil, err
 	}
 	if _, err := s.upload(bucket, key, uploadID); err != nil {
@@ -228,7 +228,7 @@ func queueExtent(batch *storage.Batch, e Extent) {
 // named are collected. The object's ETag is the MD5 of the parts' binary MD5s, "-", and
 // the number of parts. No data is copied: the manifest names the parts' data.
 func (s *Service) CompleteUpload(ctx context.Context, r Requester, bucket, key, uploadID string, want []CompletePart) (*Manifest, error) {
-	if _, err := s.writableBucket(ctx, r, bucket); err != nil {
+	if _, err := s.writableBucket(ctx, r, bucket, ActionPutObject, key); err != nil {
 		return nil, err
 	}
 	if len(want) == 0 {
@@ -316,7 +316,7 @@ func itoa(n int) string {
 
 // AbortUpload discards an upload and its parts (WRITE on the bucket).
 func (s *Service) AbortUpload(ctx context.Context, r Requester, bucket, key, uploadID string) error {
-	if _, err := s.writableBucket(ctx, r, bucket); err != nil {
+	if _, err := s.writableBucket(ctx, r, bucket, ActionAbortMultipartUpload, key); err != nil {
 		return err
 	}
 	defer s.uploadLock(uploadID)()
@@ -351,7 +351,7 @@ func (s *Service) ListParts(ctx context.Context, r Requester, bucket, key, uploa
 	if err != nil {
 		return nil, nil, false, err
 	}
-	if !b.ACL.Allows(r, PermRead) && !b.ACL.Allows(r, PermWrite) {
+	if !s.allowed(b, nil, r, ActionListMultipartUploadParts, key, PermRead) && !s.allowed(b, nil, r, ActionListMultipartUploadParts, key, PermWrite) {
 		return nil, nil, false, errAccessDenied
 	}
 	u, err := s.upload(bucket, key, uploadID)
@@ -395,7 +395,7 @@ func (s *Service) ListUploads(ctx context.Context, r Requester, bucket string, o
 	if err != nil {
 		return nil, err
 	}
-	if !b.ACL.Allows(r, PermRead) {
+	if !s.allowed(b, nil, r, ActionListBucketMultipartUploads, "", PermRead) {
 		return nil, errAccessDenied
 	}
 	if o.MaxUploads <= 0 || o.MaxUploads > MaxListUploads {

@@ -72,13 +72,14 @@ func checkKey(key string) error {
 	return nil
 }
 
-// writableBucket returns the bucket if r may write objects into it (WRITE).
-func (s *Service) writableBucket(ctx context.Context, r Requester, bucket string) (*Bucket, error) {
+// writableBucket returns the bucket if r may write objects into it: action on key
+// under the bucket policy, else WRITE in the bucket's ACL.
+func (s *Service) writableBucket(ctx context.Context, r Requester, bucket, action, key string) (*Bucket, error) {
 	b, err := s.Bucket(ctx, bucket)
 	if err != nil {
 		return nil, err
 	}
-	if !b.ACL.Allows(r, PermWrite) {
+	if !s.allowed(b, nil, r, action, key, PermWrite) {
 		return nil, errAccessDenied
 	}
 	return b, nil
@@ -100,7 +101,7 @@ func (s *Service) PutObject(ctx context.Context, r Requester, bucket, key string
 	if err := checkMeta(in.Meta); err != nil {
 		return nil, err
 	}
-	b, err := s.writableBucket(ctx, r, bucket)
+	b, err := s.writableBucket(ctx, r, bucket, ActionPutObject, key)
 	if err != nil {
 		return nil, err
 	}
@@ -338,7 +339,8 @@ func (s *Service) manifest(get getter, bucket, key string) (*Manifest, error) {
 // readable returns the manifest if r may read the object (READ on the object). The
 // bucket must exist.
 func (s *Service) readable(ctx context.Context, get getter, r Requester, bucket, key string, perm Permission) (*Manifest, error) {
-	if _, err := s.Bucket(ctx, bucket); err != nil {
+	b, err := s.Bucket(ctx, bucket)
+	if err != nil {
 		return nil, err
 	}
 	if err := checkKey(key); err != nil {
@@ -348,7 +350,11 @@ func (s *Service) readable(ctx context.Context, get getter, r Requester, bucket,
 	if err != nil {
 		return nil, err
 	}
-	if !m.ACL.Allows(r, perm) {
+	action := ActionGetObject
+	if perm == PermReadACP {
+		action = ActionGetObjectACL
+	}
+	if !s.allowed(b, &m.ACL, r, action, key, perm) {
 		return nil, errAccessDenied
 	}
 	return m, nil
@@ -529,7 +535,7 @@ func (s *Service) DeleteObject(ctx context.Context, r Requester, bucket, key str
 	if err := checkKey(key); err != nil {
 		return err
 	}
-	if _, err := s.writableBucket(ctx, r, bucket); err != nil {
+	if _, err := s.writableBucket(ctx, r, bucket, ActionDeleteObject, key); err != nil {
 		return err
 	}
 	l := s.keyLock(bucket, key)
@@ -564,7 +570,8 @@ func (s *Service) ObjectACL(ctx context.Context, r Requester, bucket, key string
 // SetObjectACL replaces the object's ACL (WRITE_ACP on the object). The ACL's owner
 // must be the object's owner (empty means the object's owner).
 func (s *Service) SetObjectACL(ctx context.Context, r Requester, bucket, key string, acl ACL) error {
-	if _, err := s.Bucket(ctx, bucket); err != nil {
+	b, err := s.Bucket(ctx, bucket)
+	if err != nil {
 		return err
 	}
 	if err := checkKey(key); err != nil {
@@ -577,7 +584,7 @@ func (s *Service) SetObjectACL(ctx context.Context, r Requester, bucket, key str
 	if err != nil {
 		return err
 	}
-	if !m.ACL.Allows(r, PermWriteACP) {
+	if !s.allowed(b, &m.ACL, r, ActionPutObjectACL, key, PermWriteACP) {
 		return errAccessDenied
 	}
 	if acl.Owner.ID != "" && acl.Owner.ID != m.Owner.ID {

@@ -8,6 +8,8 @@ type Bucket struct {
 	Owner   Owner     `json:"owner"`
 	Created time.Time `json:"created"`
 	ACL     ACL       `json:"acl"`
+	// Policy is the bucket policy, if one is set.
+	Policy *Policy `json:"policy,omitempty"`
 }
 
 // BucketInfo is one entry of a user's bucket list.

@@ -2,6 +2,7 @@ package s3api
 
 import (
 	"net/http"
+	"net/netip"
 	"strings"
 
 	"github.com/cairnkv/cairn/core/s3"
@@ -36,12 +37,16 @@ func (c *call) authenticate() error {
 	c.auth = res
 	if res.KeyID == "" || user == nil {
 		c.who = s3.AnonymousRequester
-		return nil
+	} else {
+		c.user = user
+		// The administrator is an ordinary user on the S3 API (as in Riak CS); its powers
+		// are the user administration API's.
+		c.who = s3.Requester{ID: user.ID, DisplayName: user.DisplayName}
 	}
-	c.user = user
-	// The administrator is an ordinary user on the S3 API (as in Riak CS); its powers are
-	// the user administration API's.
-	c.who = s3.Requester{ID: user.ID, DisplayName: user.DisplayName}
+	if ap, err := netip.ParseAddrPort(r.RemoteAddr); err == nil {
+		c.who.SourceIP = ap.Addr().Unmap()
+	}
+	c.who.Secure = r.TLS != nil
 	return nil
 }
 
