@@ -167,3 +167,62 @@ func TestUploadsBlockBucketDelete(t *testing.T) {
 	_ = filepath.Join
 	_ = storage.ErrNotFound
 }
+
+func TestCopy(t *testing.T) {
+	for _, blobs := range []bool{false, true} {
+		t.Run(fmt.Sprintf("blobs=%v", blobs), func(t *testing.T) {
+			s, _ := newTestServiceBlobs(t, blobs)
+			s.cfg.MinPartSize = 10
+			ctx := context.Background()
+			alice, bob := mustUser(t, s, "alice"), mustUser(t, s, "bob")
+			mustBucket(t, s, alice, "src", "")
+			mustBucket(t, s, bob, "dst", "")
+			data := bytes.Repeat([]byte("0123456789"), 7)
+			put(t, s, alice, "src", "k", data)
+			// Bob cannot read Alice's object; Alice cannot write Bob's bucket.
+			_, err := s.CopyObject(ctx, bob, "src", "k", "dst", "k", CopyInput{})
+			wantCode(t, err, AccessDenied)
+			_, err = s.CopyObject(ctx, alice, "src", "k", "dst", "k", CopyInput{})
+			wantCode(t, err, AccessDenied)
+			m, err := s.CopyObject(ctx, alice, "src", "k", "src", "copy", CopyInput{})
+			if err != nil || m.ETag != fmt.Sprintf("%x", md5.Sum(data)) {
+				t.Fatalf("copy: %+v %v", m, err)
+			}
+			if got := read(t, s, alice, "src", "copy"); !bytes.Equal(got, data) {
+				t.Fatal("copied data differs")
+			}
+			_, err = s.CopyObject(ctx, alice, "src", "k", "src", "k", CopyInput{})
+			wantCode(t, err, InvalidRequest)
+			m, err = s.CopyObject(ctx, alice, "src", "k", "src", "k", CopyInput{ReplaceMeta: true, In: PutInput{ContentType: "text/x"}})
+			if err != nil || m.ContentType != "text/x" {
+				t.Fatalf("self copy: %+v %v", m, err)
+			}
+			stop := fmt.Errorf("condition")
+			_, err = s.CopyObject(ctx, alice, "src", "k", "src", "c2", CopyInput{Check: func(*Manifest) error { return stop }})
+			if err != stop {
+				t.Fatalf("check: %v", err)
+			}
+			// Part copy: ranges of the source into an upload.
+			u, err := s.CreateUpload(ctx, alice, "src", "assembled", PutInput{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			p1, err := s.CopyPart(ctx, alice, "src", "k", "src", "assembled", u.ID, 1, 10, 30, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			p2, err := s.CopyPart(ctx, alice, "src", "k", "src", "assembled", u.ID, 2, -1, -1, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, err = s.CopyPart(ctx, alice, "src", "k", "src", "assembled", u.ID, 3, 60, 20, nil)
+			wantCode(t, err, InvalidArgument)
+			if _, err := s.CompleteUpload(ctx, alice, "src", "assembled", u.ID, []CompletePart{{1, p1.ETag}, {2, p2.ETag}}); err != nil {
+				t.Fatal(err)
+			}
+			if got := read(t, s, alice, "src", "assembled"); !bytes.Equal(got, append(bytes.Clone(data[10:40]), data...)) {
+				t.Fatalf("assembled %q", got)
+			}
+		})
+	}
+}
