@@ -23,6 +23,9 @@ type Config struct {
 	S3Region string `json:"s3-region"`
 	// S3MaxObjectSize bounds an object stored through the object-storage interface.
 	S3MaxObjectSize int64 `json:"s3-max-object-size"`
+	// S3UploadTTL is how long a multipart upload may stay incomplete before it is
+	// aborted and its parts collected.
+	S3UploadTTL time.Duration `json:"s3-upload-ttl"`
 	// DataDir holds the LevelDB store and the server's files.
 	DataDir string `json:"data-dir"`
 	// Dialect chooses the names the server writes: "store" (X-Store-*, /store, storetag)
@@ -106,6 +109,7 @@ func DefaultConfig() Config {
 		S3DataHost:      "s3.localhost",
 		S3Region:        "us-east-1",
 		S3MaxObjectSize: 5 << 30,
+		S3UploadTTL:     7 * 24 * time.Hour,
 		DataDir:         "./data",
 		Dialect:         "store",
 		LogLevel:        "info",
@@ -130,6 +134,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("s3-data-host must be a host name without port, not %q", c.S3DataHost)
 	case c.S3MaxObjectSize <= 0:
 		return fmt.Errorf("s3-max-object-size must be positive")
+	case c.S3UploadTTL <= 0:
+		return fmt.Errorf("s3-upload-ttl must be positive")
 	case c.MaxObjectSize <= 0:
 		return fmt.Errorf("max-object-size must be positive")
 	case c.DeleteReapDelay <= 0:

@@ -140,7 +140,8 @@ func (s *Server) newS3(cred Credential) error {
 	if err != nil {
 		return fmt.Errorf("server: %w", err)
 	}
-	svc, err := s3.New(s.db, s3.Config{MaxObjectSize: s.cfg.S3MaxObjectSize, Region: s.cfg.S3Region, Logger: s.log, Blobs: blobs})
+	svc, err := s3.New(s.db, s3.Config{MaxObjectSize: s.cfg.S3MaxObjectSize, Region: s.cfg.S3Region, Logger: s.log, Blobs: blobs,
+		UploadTTL: s.cfg.S3UploadTTL})
 	if err != nil {
 		return fmt.Errorf("server: %w", err)
 	}
