@@ -52,7 +52,10 @@ func (c *collector) close() {
 
 func (c *collector) run() {
 	defer c.done.Done()
-	t := time.NewTicker(gcInterval)
+	// Look for abandoned uploads often enough to abort them within a quarter of their
+	// TTL past it (short TTLs are for tests).
+	every := min(gcInterval, max(c.s.cfg.UploadTTL/4, 100*time.Millisecond))
+	t := time.NewTicker(every)
 	defer t.Stop()
 	for {
 		select {
