@@ -498,6 +498,15 @@ func (o *Object) writeChunks(w io.Writer, e Extent, off, n int64) error {
 		return wrapf(err, "read data")
 	}
 	cs := int64(e.ChunkSize)
+	if e.Size <= cs {
+		// One chunk: a point read, without building an iterator.
+		v, err := o.snap.Get(chunkKey(id, 0))
+		if err != nil || int64(len(v)) != e.Size {
+			return errors.Join(errShortObject, err)
+		}
+		_, err = w.Write(v[off : off+n])
+		return err
+	}
 	first := uint64(off / cs)
 	it := o.snap.Scan(chunkPrefix(id))
 	defer it.Release()
