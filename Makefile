@@ -71,7 +71,7 @@ tidy-check:
 check: fmt-check vet tidy-check lint test fuzz
 
 bench: build
-	$(GO) run ./cmd/cairn-bench
+	$(GO) run ./cmd/cairn-bench --phases get,put,sync,burst,hook,query,s3
 	$(GO) test -run '^$$' -bench . -benchtime 2s ./core/... ./plugins/...
 
 wasm-examples:

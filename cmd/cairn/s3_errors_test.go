@@ -506,7 +506,7 @@ func TestS3IncompleteBody(t *testing.T) {
 		if err := conn.Conn.(interface{ CloseWrite() error }).CloseWrite(); err != nil {
 			t.Fatal(err)
 		}
-		r, body := conn.readResponse(t, http.MethodPut)
+		r, body := conn.readResponse(t, http.MethodPut) //nolint:bodyclose // readResponse has read and closed the body
 		r.Request = &http.Request{Method: http.MethodPut, URL: &url.URL{Path: "/short/obj"}}
 		expectS3Error(t, &resp{Response: r, Body: body}, 400, "IncompleteBody")
 		if got := c.must(t, 200, http.MethodGet, "short", "obj", "", nil, ""); string(got.Body) != "previous version" {

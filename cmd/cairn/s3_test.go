@@ -774,7 +774,7 @@ func TestS3ExpectContinue(t *testing.T) {
 				t.Fatal(err)
 			}
 			_ = conn.SetReadDeadline(time.Now().Add(10 * time.Second))
-			r, body := conn.readResponse(t, http.MethodPut)
+			r, body := conn.readResponse(t, http.MethodPut) //nolint:bodyclose // readResponse has read and closed the body
 			if r.StatusCode == http.StatusContinue {
 				t.Fatalf("the server asked for the body of a refused upload (100 Continue)")
 			}
@@ -792,14 +792,14 @@ func TestS3ExpectContinue(t *testing.T) {
 		if _, err := io.WriteString(conn, s3RawRequest(http.MethodPut, "/expect/ok", &c, "/expect/ok", h)); err != nil {
 			t.Fatal(err)
 		}
-		r, _ := conn.readResponse(t, http.MethodPut)
+		r, _ := conn.readResponse(t, http.MethodPut) //nolint:bodyclose // readResponse has read and closed the body
 		if r.StatusCode != http.StatusContinue {
 			t.Fatalf("want 100 Continue before the body, got %s", r.Status)
 		}
 		if _, err := io.WriteString(conn, data); err != nil {
 			t.Fatal(err)
 		}
-		r, body := conn.readResponse(t, http.MethodPut)
+		r, body := conn.readResponse(t, http.MethodPut) //nolint:bodyclose // readResponse has read and closed the body
 		if r.StatusCode != http.StatusOK || r.Header.Get("ETag") != `"`+s3MD5Hex([]byte(data))+`"` {
 			t.Fatalf("after the body: %s %v %q", r.Status, r.Header, body)
 		}
@@ -881,7 +881,7 @@ func TestS3MissingContentLength(t *testing.T) {
 			if _, err := io.WriteString(conn, req+"5\r\nhello\r\n0\r\n\r\n"); err != nil {
 				t.Fatal(err)
 			}
-			r, body := conn.readResponse(t, http.MethodPut)
+			r, body := conn.readResponse(t, http.MethodPut) //nolint:bodyclose // readResponse has read and closed the body
 			r.Request = &http.Request{Method: http.MethodPut, URL: &url.URL{Path: tc.target}}
 			expectS3Error(t, &resp{Response: r, Body: body}, http.StatusLengthRequired, "MissingContentLength")
 		})
@@ -927,7 +927,7 @@ func TestS3AbsoluteForm(t *testing.T) {
 			if _, err := io.WriteString(conn, s3RawRequest(tc.method, tc.target, &cred, tc.resource, h)+tc.body); err != nil {
 				t.Fatal(err)
 			}
-			r, body := conn.readResponse(t, tc.method)
+			r, body := conn.readResponse(t, tc.method) //nolint:bodyclose // readResponse has read and closed the body
 			if r.StatusCode != http.StatusOK || !strings.Contains(string(body), tc.want) {
 				t.Errorf("%s %s: %s %q", tc.method, tc.target, r.Status, body)
 			}

@@ -38,7 +38,7 @@ func ValidBucketName(name string) bool {
 		}
 		for i := 0; i < len(label); i++ {
 			c := label[i]
-			if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-') {
+			if (c < 'a' || c > 'z') && (c < '0' || c > '9') && c != '-' {
 				return false
 			}
 		}
@@ -220,7 +220,7 @@ func (s *Service) ListBuckets(ctx context.Context, r Requester) ([]BucketInfo, e
 		_, comps, err := storage.DecodeKey(it.Key())
 		if err != nil || len(comps) != 3 {
 			it.Release()
-			return nil, fmt.Errorf("s3: list buckets: malformed key: %v", err)
+			return nil, fmt.Errorf("s3: list buckets: malformed key %q: %w", it.Key(), errors.Join(err, storage.ErrMalformedKey))
 		}
 		names = append(names, string(comps[2]))
 	}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/md5"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"testing"
@@ -199,7 +200,7 @@ func TestCopy(t *testing.T) {
 			}
 			stop := fmt.Errorf("condition")
 			_, err = s.CopyObject(ctx, alice, "src", "k", "src", "c2", CopyInput{Check: func(*Manifest) error { return stop }})
-			if err != stop {
+			if !errors.Is(err, stop) {
 				t.Fatalf("check: %v", err)
 			}
 			// Part copy: ranges of the source into an upload.

@@ -84,9 +84,7 @@ type call struct {
 	// who is the requester; user is its record (nil when anonymous).
 	who  s3.Requester
 	user *s3.User
-	// payloadHash is the V4 x-amz-content-sha256 value ("" for V2 and anonymous).
-	payloadHash string
-	auth        authResult
+	auth authResult
 }
 
 func (a *API) serve(w http.ResponseWriter, r *http.Request) {
@@ -175,13 +173,6 @@ func (c *call) header(name string) string {
 		return v
 	}
 	return c.r.Header.Get("X-Obj-" + name)
-}
-
-// headerValues returns all values of a header under either vendor prefix (lower-case
-// name after the prefix).
-func (c *call) headerValues(name string) []string {
-	v := c.r.Header.Values("X-Amz-" + name)
-	return append(v, c.r.Header.Values("X-Obj-"+name)...)
 }
 
 // notImplemented answers 501 NotImplemented.

@@ -2,6 +2,7 @@ package sig
 
 import (
 	"encoding/json"
+	"errors"
 	"net/textproto"
 	"os"
 	"strings"
@@ -93,7 +94,7 @@ func TestRealClients(t *testing.T) {
 		t.Run(id, func(t *testing.T) {
 			res, err := Verify(rec.request(), clientLookup, rec.now(t))
 			if err != nil {
-				if se, ok := err.(*SignatureError); ok {
+				if se := (*SignatureError)(nil); errors.As(err, &se) {
 					t.Fatalf("%v\nstring to sign:\n%s\ncanonical request:\n%s", err, se.StringToSign, se.CanonicalRequest)
 				}
 				t.Fatal(err)

@@ -28,7 +28,7 @@ func IsHexSHA256(v string) bool {
 		return false
 	}
 	return strings.IndexFunc(v, func(r rune) bool {
-		return !('0' <= r && r <= '9' || 'a' <= r && r <= 'f')
+		return (r < '0' || r > '9') && (r < 'a' || r > 'f')
 	}) < 0
 }
 

@@ -1,6 +1,7 @@
 package sig
 
 import (
+	"errors"
 	"io"
 	"strings"
 	"testing"
@@ -39,7 +40,7 @@ func TestPayloadVerifier(t *testing.T) {
 			if !s3.IsCode(err, s3.XAmzContentSHA256Mismatch) {
 				t.Fatalf("got %v", err)
 			}
-			if _, again := r.Read(make([]byte, 1)); again != err {
+			if _, again := r.Read(make([]byte, 1)); !errors.Is(again, err) {
 				t.Fatalf("not sticky: %v", again)
 			}
 		})
@@ -48,7 +49,7 @@ func TestPayloadVerifier(t *testing.T) {
 
 func TestPayloadVerifierPassesErrors(t *testing.T) {
 	r := NewPayloadVerifier(iotest.ErrReader(io.ErrUnexpectedEOF), EmptySHA256)
-	if _, err := io.ReadAll(r); err != io.ErrUnexpectedEOF {
+	if _, err := io.ReadAll(r); !errors.Is(err, io.ErrUnexpectedEOF) {
 		t.Fatalf("got %v", err)
 	}
 }

@@ -1,6 +1,7 @@
 package sig
 
 import (
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -46,7 +47,7 @@ func TestAWSDocumentationV4(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			res, err := Verify(&tt.req, staticLookup(awsKeyID, awsSecret), awsTime)
 			if err != nil {
-				if se, ok := err.(*SignatureError); ok {
+				if se := (*SignatureError)(nil); errors.As(err, &se) {
 					t.Fatalf("%v\n%s\n--\n%s", err, se.CanonicalRequest, se.StringToSign)
 				}
 				t.Fatal(err)

@@ -99,7 +99,7 @@ func TestLookupFailure(t *testing.T) {
 	}
 	disabled := s3.Errorf(s3.InvalidAccessKeyID, "disabled")
 	_, err = Verify(req, func(string) (string, error) { return "", disabled }, time.Now())
-	if err != disabled {
+	if !errors.Is(err, disabled) {
 		t.Fatalf("got %v", err)
 	}
 }

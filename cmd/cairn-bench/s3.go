@@ -1,0 +1,837 @@
+package main
+
+import (
+	"context"
+	"crypto/md5"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"hash"
+	"io"
+	"log/slog"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"runtime"
+	"runtime/debug"
+	"runtime/metrics"
+	"runtime/pprof"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"text/tabwriter"
+	"time"
+
+	"github.com/cairnkv/cairn/core/s3"
+	"github.com/cairnkv/cairn/core/s3api/sig"
+	"github.com/cairnkv/cairn/core/server"
+)
+
+// The s3 phase: the object-storage interface against a bare net/http file server.
+//
+//   - PUT and GET throughput of small (4 KiB) and large (4 MiB) objects over loopback,
+//     each against a bare net/http server that writes each object to a file of its own
+//     (fsync before the answer, as Cairn syncs its manifest commit) and serves it back
+//     from that file; both sides get byte-identical requests (V2-signed, path style)
+//     from the built-in generator, the bare server ignoring the signature;
+//   - one PUT of a big object (1 GiB) streamed from a generator, with the process's peak
+//     RSS above its idle RSS (target: under 64 MiB), then a streaming GET of it whose MD5
+//     is checked, with its peak RSS too.
+//
+// It runs its own Cairn (S3 listener on a loopback port, a fresh data directory), so
+// that the KV data of the other phases does not weigh on it, and the built-in generator
+// whatever --loadgen says (wrk cannot sign requests).
+
+// s3Bucket is the s3 phase's bucket.
+const s3Bucket = "bench-s3"
+
+// s3RSSLimitMiB is the big upload's target: peak RSS above idle.
+const s3RSSLimitMiB = 64
+
+// s3RSSInterval is how often the big transfers sample the RSS.
+const s3RSSInterval = 50 * time.Millisecond
+
+// Objects in the key set of each size: PUTs overwrite random ones of them, GETs read
+// random ones.
+const (
+	s3SmallKeys = 1024
+	s3LargeKeys = 32
+)
+
+// s3Result is the s3 phase's section of the report and of the JSON line.
+type s3Result struct {
+	// Auth describes how requests are signed.
+	Auth string `json:"auth"`
+	// Seconds is the measured time of each side of a pair, after WarmupS of warm-up, in
+	// Slices alternating slices.
+	Seconds float64        `json:"seconds"`
+	WarmupS float64        `json:"warmup_s"`
+	Slices  int            `json:"slices"`
+	Cases   []s3CaseResult `json:"cases"`
+	Big     *s3BigResult   `json:"big,omitempty"`
+}
+
+// s3CaseResult is one operation on one object size, Cairn against the bare server.
+type s3CaseResult struct {
+	Op         string  `json:"op"` // PUT or GET
+	Size       int64   `json:"size"`
+	Conns      int     `json:"conns"`
+	Keys       int     `json:"keys"`
+	CairnOps   float64 `json:"cairn_ops"`
+	CairnMiBs  float64 `json:"cairn_mib_s"`
+	BareOps    float64 `json:"bare_ops"`
+	BareMiBs   float64 `json:"bare_mib_s"`
+	Ratio      float64 `json:"ratio"` // Cairn / bare
+	CairnP50ms float64 `json:"cairn_p50_ms,omitempty"`
+	BareP50ms  float64 `json:"bare_p50_ms,omitempty"`
+}
+
+// s3BigResult is the big object's PUT and GET.
+type s3BigResult struct {
+	Size int64  `json:"size"`
+	MD5  string `json:"md5"`
+	// Verified: the PUT's ETag and the GET's body both had the MD5 of the data sent.
+	Verified bool       `json:"verified"`
+	Put      s3Transfer `json:"put"`
+	Get      s3Transfer `json:"get"`
+}
+
+// s3Transfer is one big transfer: its rate and the process's memory meanwhile.
+type s3Transfer struct {
+	Seconds float64 `json:"seconds"`
+	MiBs    float64 `json:"mib_s"`
+	// IdleMiB is the RSS just before (after a GC that returned free memory to the OS);
+	// PeakMiB the highest RSS sampled during the transfer, GrowthMiB their difference.
+	IdleMiB   float64 `json:"idle_rss_mib"`
+	PeakMiB   float64 `json:"peak_rss_mib"`
+	GrowthMiB float64 `json:"rss_growth_mib"`
+	// HeapPeakMiB is the highest Go heap (live and not yet collected objects) sampled,
+	// HeapIdleMiB the same figure before: where the RSS growth comes from.
+	HeapIdleMiB float64 `json:"heap_idle_mib"`
+	HeapPeakMiB float64 `json:"heap_peak_mib"`
+	Samples     int     `json:"samples"`
+}
+
+// byteSize is a size flag: a number of bytes with an optional binary suffix (K, KiB,
+// M, MiB, G, GiB, case-insensitive).
+type byteSize int64
+
+func (s *byteSize) String() string { return fmtSize(int64(*s)) }
+
+func (s *byteSize) Set(v string) error {
+	n, err := parseSize(v)
+	if err != nil {
+		return err
+	}
+	*s = byteSize(n)
+	return nil
+}
+
+// parseSize reads "4096", "4KiB", "4k", "1GiB", "1.5MiB".
+func parseSize(v string) (int64, error) {
+	t := strings.ToLower(strings.TrimSpace(v))
+	mult := int64(1)
+	for _, u := range []struct {
+		suffix string
+		mult   int64
+	}{{"kib", 1 << 10}, {"mib", 1 << 20}, {"gib", 1 << 30}, {"k", 1 << 10}, {"m", 1 << 20}, {"g", 1 << 30}, {"b", 1}} {
+		if s, ok := strings.CutSuffix(t, u.suffix); ok {
+			t, mult = strings.TrimSpace(s), u.mult
+			break
+		}
+	}
+	f, err := strconv.ParseFloat(t, 64)
+	if err != nil || f < 0 || f*float64(mult) > 1<<50 {
+		return 0, fmt.Errorf("%q is not a size (like 4096, 4KiB, 4MiB, 1GiB)", v)
+	}
+	return int64(f * float64(mult)), nil
+}
+
+// fmtSize writes n bytes in the largest binary unit that divides it.
+func fmtSize(n int64) string {
+	switch {
+	case n >= 1<<30 && n%(1<<30) == 0:
+		return strconv.FormatInt(n>>30, 10) + "GiB"
+	case n >= 1<<20 && n%(1<<20) == 0:
+		return strconv.FormatInt(n>>20, 10) + "MiB"
+	case n >= 1<<10 && n%(1<<10) == 0:
+		return strconv.FormatInt(n>>10, 10) + "KiB"
+	}
+	return strconv.FormatInt(n, 10) + "B"
+}
+
+func mib(n int64) float64 { return float64(n) / (1 << 20) }
+
+// s3Cred is the benchmark user's key pair.
+type s3Cred struct{ keyID, secret string }
+
+// httpDate formats the Date header, once per second whatever the request rate.
+type httpDate struct{ cur atomic.Pointer[dateStamp] }
+
+type dateStamp struct {
+	sec int64
+	s   string
+}
+
+func (d *httpDate) now() string {
+	t := time.Now()
+	if p := d.cur.Load(); p != nil && p.sec == t.Unix() {
+		return p.s
+	}
+	p := &dateStamp{sec: t.Unix(), s: t.UTC().Format(http.TimeFormat)}
+	d.cur.Store(p)
+	return p.s
+}
+
+// Headers the V2 string to sign reads: only Content-Type is sent besides Date.
+var (
+	s3PutHeaders = map[string][]string{"Content-Type": {"application/octet-stream"}}
+	s3GetHeaders = map[string][]string{}
+)
+
+// signV2 returns the Authorization header value of a path-style request (no x-amz-*
+// headers, no Content-MD5) on resource at date.
+func (c s3Cred) signV2(method, resource, date string) string {
+	h := s3GetHeaders
+	if method == http.MethodPut {
+		h = s3PutHeaders
+	}
+	sts := sig.StringToSignV2(&sig.Request{Method: method, Header: h}, date, resource)
+	return "AWS " + c.keyID + ":" + sig.SignV2(c.secret, sts)
+}
+
+// s3Key is the i-th object of a key set.
+func s3Key(prefix string, i int) string { return prefix + string(appendPadded(nil, uint64(i), 8)) }
+
+// s3Workload builds the raw requests of one operation on one key set. PUT bodies are
+// size-byte windows of pool at random offsets (so consecutive objects differ);
+// Sequential keys follow the run's sequence number (to populate the set once).
+type s3Workload struct {
+	method     string
+	prefix     string // key prefix within s3Bucket
+	keys       int
+	sequential bool
+	size       int
+	pool       []byte // at least size bytes
+	cred       s3Cred
+	date       *httpDate
+}
+
+// raw returns the built-in generator's request function, sending Host: host. The
+// requests are the same bytes for every server but the Host line.
+func (w s3Workload) raw(host string) RequestFunc {
+	hostLine := "Host: " + host + "\r\n"
+	sizeStr := strconv.Itoa(w.size)
+	return func(dst []byte, r *rand.Rand, seq int64) []byte {
+		i := int(seq)
+		if !w.sequential {
+			i = r.IntN(w.keys)
+		}
+		resource := "/" + s3Bucket + "/" + s3Key(w.prefix, i)
+		date := w.date.now()
+		dst = append(dst, w.method...)
+		dst = append(dst, ' ')
+		dst = append(dst, resource...)
+		dst = append(dst, " HTTP/1.1\r\n"...)
+		dst = append(dst, hostLine...)
+		dst = append(dst, "Date: "...)
+		dst = append(dst, date...)
+		dst = append(dst, "\r\nAuthorization: "...)
+		dst = append(dst, w.cred.signV2(w.method, resource, date)...)
+		if w.method != http.MethodPut {
+			return append(dst, "\r\n\r\n"...)
+		}
+		dst = append(dst, "\r\nContent-Type: application/octet-stream\r\nContent-Length: "...)
+		dst = append(dst, sizeStr...)
+		dst = append(dst, "\r\n\r\n"...)
+		off := 0
+		if extra := len(w.pool) - w.size; extra > 0 {
+			off = r.IntN(extra + 1)
+		}
+		return append(dst, w.pool[off:off+w.size]...)
+	}
+}
+
+// s3BareHandler is the baseline: PUT /bucket/key writes the body to a file of its own in
+// dir (created or truncated), fsyncs it and answers 200; GET serves the file (200,
+// Content-Type, Content-Length; net/http sends it with sendfile). Requests are not
+// authenticated.
+func s3BareHandler(dir string) http.Handler {
+	ct := []string{"application/octet-stream"}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		name, ok := bareObjectFile(dir, r.URL.Path)
+		if !ok {
+			http.Error(w, "bad object path", http.StatusBadRequest)
+			return
+		}
+		switch r.Method {
+		case http.MethodPut:
+			if err := writeSynced(name, r.Body); err != nil {
+				http.Error(w, err.Error(), http.StatusInternalServerError)
+				return
+			}
+			w.Header()["Content-Length"] = []string{"0"}
+			w.WriteHeader(http.StatusOK)
+		case http.MethodGet:
+			f, err := os.Open(name)
+			if errors.Is(err, os.ErrNotExist) {
+				http.NotFound(w, r)
+				return
+			}
+			if err != nil {
+				http.Error(w, err.Error(), http.StatusInternalServerError)
+				return
+			}
+			defer f.Close()
+			fi, err := f.Stat()
+			if err != nil {
+				http.Error(w, err.Error(), http.StatusInternalServerError)
+				return
+			}
+			h := w.Header()
+			h["Content-Type"] = ct
+			h["Content-Length"] = []string{strconv.FormatInt(fi.Size(), 10)}
+			w.WriteHeader(http.StatusOK)
+			_, _ = io.Copy(w, f)
+		default:
+			w.WriteHeader(http.StatusMethodNotAllowed)
+		}
+	})
+}
+
+// bareObjectFile maps /bucket/key to dir/bucket.key; keys of other characters than
+// letters, digits, '-', '_' and '.' are refused.
+func bareObjectFile(dir, p string) (string, bool) {
+	bucket, key, ok := strings.Cut(strings.TrimPrefix(p, "/"), "/")
+	if !ok || bucket == "" || key == "" || key[0] == '.' {
+		return "", false
+	}
+	for _, s := range []string{bucket, key} {
+		for _, c := range s {
+			if (c < 'a' || c > 'z') && (c < 'A' || c > 'Z') && (c < '0' || c > '9') && c != '-' && c != '_' && c != '.' {
+				return "", false
+			}
+		}
+	}
+	return filepath.Join(dir, bucket+"."+key), true
+}
+
+func writeSynced(name string, body io.Reader) error {
+	f, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(f, body); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+// s3Servers are the phase's two servers.
+type s3Servers struct {
+	srv               *server.Server
+	cred              s3Cred
+	cairnAddr, kvAddr string
+	bare              *http.Server
+	bareAddr          string
+	dirs              []string
+}
+
+func (s *s3Servers) close() error {
+	var errs []error
+	if s.bare != nil {
+		errs = append(errs, s.bare.Close())
+	}
+	if s.srv != nil {
+		errs = append(errs, s.srv.Close())
+	}
+	for _, d := range s.dirs {
+		errs = append(errs, os.RemoveAll(d))
+	}
+	return errors.Join(errs...)
+}
+
+// startS3Servers starts a Cairn serving S3 on a loopback port with a user and the
+// benchmark bucket, and the bare file server.
+func (b *bench) startS3Servers(ctx context.Context) (*s3Servers, error) {
+	s := &s3Servers{}
+	dir, err := os.MkdirTemp("", "cairn-bench-s3-")
+	if err != nil {
+		return s, err
+	}
+	s.dirs = append(s.dirs, dir)
+	bareDir, err := os.MkdirTemp("", "cairn-bench-s3bare-")
+	if err != nil {
+		return s, err
+	}
+	s.dirs = append(s.dirs, bareDir)
+
+	cfg := server.DefaultConfig()
+	cfg.DataDir, cfg.KVListen, cfg.S3Listen, cfg.LogLevel = dir, "127.0.0.1:0", "127.0.0.1:0", "error"
+	cfg.CacheSize = b.o.CacheSize
+	cfg.ObjectCacheSize = b.o.ObjectCacheSize
+	cfg.S3MaxObjectSize = max(cfg.S3MaxObjectSize, int64(b.o.S3Big))
+	srv, err := server.New(cfg, "bench", slog.New(slog.NewTextHandler(b.log, &slog.HandlerOptions{Level: slog.LevelError})))
+	if err != nil {
+		return s, err
+	}
+	s.srv = srv
+	if err := srv.Start(); err != nil {
+		return s, err
+	}
+	s.cairnAddr, s.kvAddr = srv.S3Addr().String(), srv.KVAddr().String()
+	u, err := srv.S3().CreateUser(ctx, s3.NewUser{Name: "cairn-bench", Email: "bench@cairn-bench.invalid"})
+	if err != nil {
+		return s, fmt.Errorf("create the S3 user: %w", err)
+	}
+	s.cred = s3Cred{keyID: u.KeyID, secret: u.KeySecret}
+	who := s3.Requester{ID: u.ID, DisplayName: u.DisplayName}
+	acl, err := s3.CannedACL("", u.Owner(), u.Owner())
+	if err != nil {
+		return s, err
+	}
+	if _, err := srv.S3().CreateBucket(ctx, who, s3Bucket, acl); err != nil {
+		return s, fmt.Errorf("create the S3 bucket: %w", err)
+	}
+
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return s, err
+	}
+	s.bareAddr = ln.Addr().String()
+	// The same server settings as Cairn's listeners.
+	s.bare = &http.Server{Handler: s3BareHandler(bareDir), ReadHeaderTimeout: 30 * time.Second, IdleTimeout: 120 * time.Second}
+	go func() { _ = s.bare.Serve(ln) }()
+	return s, nil
+}
+
+// phaseS3 runs the s3 phase.
+func (b *bench) phaseS3(ctx context.Context) error {
+	s, err := b.startS3Servers(ctx)
+	if err != nil {
+		return errors.Join(err, s.close())
+	}
+	defer func() {
+		if err := s.close(); err != nil {
+			b.logf("s3: closing: %v", err)
+		}
+	}()
+	b.s3 = &s3Result{Auth: "signature V2 (HMAC-SHA1 of a ~90-byte string per request), path style",
+		Seconds: b.o.S3Duration.Seconds(), WarmupS: b.o.Warmup.Seconds(), Slices: b.slices()}
+	// The big object first, on the fresh server: its idle RSS then holds no memtable
+	// filled by the throughput runs, which would hide part of the growth.
+	if err := b.s3BigObject(ctx, s); err != nil {
+		return err
+	}
+	date := &httpDate{}
+	for _, c := range []struct {
+		size  int
+		conns int
+		keys  int
+	}{
+		{int(b.o.S3Small), b.o.S3SmallConns, s3SmallKeys},
+		{int(b.o.S3Large), b.o.S3LargeConns, s3LargeKeys},
+	} {
+		pool := makeValue(c.size + min(c.size, 64<<10))
+		prefix := "o" + fmtSize(int64(c.size)) + "-"
+		w := s3Workload{prefix: prefix, keys: c.keys, size: c.size, pool: pool, cred: s.cred, date: date}
+		if err := b.s3Populate(ctx, s, w, max(8, c.conns)); err != nil {
+			return err
+		}
+		for _, method := range []string{http.MethodPut, http.MethodGet} {
+			if err := b.s3Settle(ctx, s); err != nil {
+				return err
+			}
+			w.method = method
+			name := "s3-" + strings.ToLower(method) + "-" + fmtSize(int64(c.size))
+			bare, cairn, err := b.s3Pair(ctx,
+				s3Side{name: name + "-bare", server: "bare", addr: s.bareAddr, build: w.raw(s.bareAddr), conns: c.conns},
+				s3Side{name: name + "-cairn", server: "cairn", addr: s.cairnAddr, build: w.raw(s.cairnAddr), conns: c.conns})
+			if err != nil {
+				return err
+			}
+			r := s3CaseResult{Op: method, Size: int64(c.size), Conns: c.conns, Keys: c.keys,
+				CairnOps: cairn.RPS, CairnMiBs: cairn.RPS * mib(int64(c.size)), CairnP50ms: cairn.P50ms,
+				BareOps: bare.RPS, BareMiBs: bare.RPS * mib(int64(c.size)), BareP50ms: bare.P50ms}
+			if bare.RPS > 0 {
+				r.Ratio = cairn.RPS / bare.RPS
+			}
+			b.s3.Cases = append(b.s3.Cases, r)
+		}
+	}
+	return nil
+}
+
+// s3Settle waits for the S3 server's LevelDB compactions, as settle does for the main one.
+func (b *bench) s3Settle(ctx context.Context, s *s3Servers) error {
+	saved := b.cairnAddr
+	b.cairnAddr = s.kvAddr
+	defer func() { b.cairnAddr = saved }()
+	return b.settle(ctx)
+}
+
+// s3Populate writes w's key set once on both servers (unmeasured) from conns connections.
+func (b *bench) s3Populate(ctx context.Context, s *s3Servers, w s3Workload, conns int) error {
+	w.method, w.sequential = http.MethodPut, true
+	for _, t := range []struct{ name, addr string }{{"bare", s.bareAddr}, {"cairn", s.cairnAddr}} {
+		start := time.Now()
+		r := Builtin{Addr: t.addr, Conns: conns, Build: w.raw(t.addr), Total: int64(w.keys), Seed: 1}.Start()
+		select {
+		case <-r.Done():
+		case <-ctx.Done():
+			r.Stop()
+			return ctx.Err()
+		}
+		st := r.Stats(0)
+		b.logf("s3: %s: %d objects of %s written in %v, %d errors", t.name, st.Requests, fmtSize(int64(w.size)),
+			time.Since(start).Round(time.Millisecond), st.Errors)
+		if st.Errors > 0 || st.Requests != int64(w.keys) {
+			return fmt.Errorf("s3: populate %s: %d of %d PUTs failed", t.name, int64(w.keys)-st.Requests, w.keys)
+		}
+	}
+	return nil
+}
+
+// s3Side is one half of a compared pair of the s3 phase.
+type s3Side struct {
+	name, server, addr string
+	build              RequestFunc
+	conns              int
+}
+
+// s3Once runs s with the built-in generator: warmup unmeasured, then d measured.
+func (b *bench) s3Once(ctx context.Context, s s3Side, warmup, d time.Duration, prof bool) (sample, error) {
+	r := Builtin{Addr: s.addr, Conns: s.conns, Build: s.build, Seed: uint64(time.Now().UnixNano())}.Start()
+	stop := func() {}
+	err := sleep(ctx, warmup)
+	var t1, t2 time.Time
+	if err == nil {
+		if prof {
+			stop = b.profile(s.name)
+		}
+		t1 = r.SetEpoch(1)
+		err = sleep(ctx, d)
+		t2 = r.SetEpoch(2)
+	}
+	stop()
+	r.Stop()
+	if err != nil {
+		return sample{}, err
+	}
+	st := r.Stats(1)
+	return sample{requests: st.Requests, errors: st.Errors, seconds: t2.Sub(t1).Seconds(), hist: &st.Hist}, nil
+}
+
+// s3Pair measures x and y as measurePair does (warm-ups, then alternating slices of
+// --s3-duration), always with the built-in generator.
+func (b *bench) s3Pair(ctx context.Context, x, y s3Side) (phaseResult, phaseResult, error) {
+	n := b.slices()
+	d := b.o.S3Duration / time.Duration(n)
+	ramp := min(b.o.Warmup, 100*time.Millisecond)
+	if n <= 1 {
+		ramp = b.o.Warmup
+	} else {
+		for _, s := range []s3Side{x, y} {
+			if b.o.Warmup <= 0 {
+				break
+			}
+			if _, err := b.s3Once(ctx, s, 0, b.o.Warmup, false); err != nil {
+				return phaseResult{}, phaseResult{}, err
+			}
+		}
+	}
+	var sx, sy []sample
+	for i := 0; i < n; i++ {
+		order := []*s3Side{&x, &y}
+		if i%2 == 1 {
+			order = []*s3Side{&y, &x}
+		}
+		for _, s := range order {
+			smp, err := b.s3Once(ctx, *s, ramp, d, n == 1)
+			if err != nil {
+				return phaseResult{}, phaseResult{}, err
+			}
+			if s == &x {
+				sx = append(sx, smp)
+			} else {
+				sy = append(sy, smp)
+			}
+		}
+	}
+	px := combine(side{name: x.name, server: x.server, conns: x.conns}, sx)
+	py := combine(side{name: y.name, server: y.server, conns: y.conns}, sy)
+	b.add(px)
+	b.add(py)
+	return px, py, nil
+}
+
+// genReader yields n deterministic pseudo-random bytes (ChaCha8) without holding them,
+// feeding a hash as it goes.
+type genReader struct {
+	src  *rand.ChaCha8
+	left int64
+	sum  hash.Hash
+}
+
+func newGenReader(n int64, seed byte) *genReader {
+	var s [32]byte
+	s[0] = seed
+	return &genReader{src: rand.NewChaCha8(s), left: n, sum: md5.New()}
+}
+
+func (g *genReader) Read(p []byte) (int, error) {
+	if g.left == 0 {
+		return 0, io.EOF
+	}
+	if int64(len(p)) > g.left {
+		p = p[:g.left]
+	}
+	n, _ := g.src.Read(p)
+	g.sum.Write(p[:n])
+	g.left -= int64(n)
+	return n, nil
+}
+
+// memSampler samples the process's RSS and Go heap at an interval until stopped.
+type memSampler struct {
+	done, finished chan struct{}
+	start          time.Time
+	peakRSS        int64 // KiB
+	peakHeap       uint64
+	samples        int
+	timeline       []string
+}
+
+// heapObjectsBytes is the Go heap's objects, live and not yet swept (runtime/metrics,
+// no stop-the-world).
+func heapObjectsBytes() uint64 {
+	s := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+	metrics.Read(s)
+	if s[0].Value.Kind() != metrics.KindUint64 {
+		return 0
+	}
+	return s[0].Value.Uint64()
+}
+
+func startMemSampler(interval time.Duration) *memSampler {
+	m := &memSampler{done: make(chan struct{}), finished: make(chan struct{}), start: time.Now()}
+	go func() {
+		defer close(m.finished)
+		t := time.NewTicker(interval)
+		defer t.Stop()
+		lastLog := time.Duration(-1)
+		for {
+			rss, err := rssKiB()
+			heap := heapObjectsBytes()
+			if err == nil {
+				m.samples++
+				m.peakRSS = max(m.peakRSS, rss)
+				m.peakHeap = max(m.peakHeap, heap)
+				if el := time.Since(m.start); el-lastLog >= time.Second || lastLog < 0 {
+					lastLog = el
+					m.timeline = append(m.timeline, fmt.Sprintf("%.1fs:%d/%d", el.Seconds(), rss>>10, heap>>20))
+				}
+			}
+			select {
+			case <-m.done:
+				return
+			case <-t.C:
+			}
+		}
+	}()
+	return m
+}
+
+// stop ends the sampling; the fields are final afterwards.
+func (m *memSampler) stop() {
+	close(m.done)
+	<-m.finished
+}
+
+// idleMemory collects garbage, returns free memory to the OS, and reads the RSS (KiB)
+// and Go heap (bytes).
+func idleMemory() (int64, uint64, error) {
+	runtime.GC()
+	debug.FreeOSMemory()
+	rss, err := rssKiB()
+	return rss, heapObjectsBytes(), err
+}
+
+// s3BigObject PUTs one --s3-big object streamed from a generator, then GETs it back
+// streaming, sampling the RSS during each.
+func (b *bench) s3BigObject(ctx context.Context, s *s3Servers) error {
+	size := int64(b.o.S3Big)
+	url := "http://" + s.cairnAddr + "/" + s3Bucket + "/big"
+	resource := "/" + s3Bucket + "/big"
+	client := &http.Client{Transport: &http.Transport{DisableCompression: true,
+		WriteBufferSize: 256 << 10, ReadBufferSize: 256 << 10}}
+	defer client.CloseIdleConnections()
+	res := &s3BigResult{Size: size}
+
+	gen := newGenReader(size, 1)
+	req, err := http.NewRequestWithContext(ctx, http.MethodPut, url, gen)
+	if err != nil {
+		return err
+	}
+	req.ContentLength = size
+	req.Header.Set("Content-Type", "application/octet-stream")
+	date := time.Now().UTC().Format(http.TimeFormat)
+	req.Header.Set("Date", date)
+	req.Header.Set("Authorization", s.cred.signV2(http.MethodPut, resource, date))
+
+	var etag string
+	err = b.s3Transfer(&res.Put, size, "s3-big-put", func() error {
+		resp, err := client.Do(req)
+		if err != nil {
+			return err
+		}
+		msg, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			return fmt.Errorf("PUT %s: %s: %s", fmtSize(size), resp.Status, strings.TrimSpace(string(msg)))
+		}
+		etag = strings.Trim(resp.Header.Get("ETag"), `"`)
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("s3 big PUT: %w", err)
+	}
+	res.MD5 = hex.EncodeToString(gen.sum.Sum(nil))
+	putOK := etag == res.MD5
+	if !putOK {
+		b.notes = append(b.notes, fmt.Sprintf("s3: the big PUT's ETag %q is not the MD5 of the data sent (%s)", etag, res.MD5))
+	}
+
+	if err := b.s3Settle(ctx, s); err != nil {
+		return err
+	}
+	req, err = http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return err
+	}
+	date = time.Now().UTC().Format(http.TimeFormat)
+	req.Header.Set("Date", date)
+	req.Header.Set("Authorization", s.cred.signV2(http.MethodGet, resource, date))
+	var got string
+	var n int64
+	err = b.s3Transfer(&res.Get, size, "s3-big-get", func() error {
+		resp, err := client.Do(req)
+		if err != nil {
+			return err
+		}
+		defer resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			msg, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
+			return fmt.Errorf("GET %s: %s: %s", fmtSize(size), resp.Status, strings.TrimSpace(string(msg)))
+		}
+		h := md5.New()
+		n, err = io.CopyBuffer(h, resp.Body, make([]byte, 256<<10))
+		got = hex.EncodeToString(h.Sum(nil))
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("s3 big GET: %w", err)
+	}
+	getOK := n == size && got == res.MD5
+	if !getOK {
+		b.notes = append(b.notes, fmt.Sprintf("s3: the big GET returned %d bytes of MD5 %s, not %d bytes of MD5 %s", n, got, size, res.MD5))
+	}
+	res.Verified = putOK && getOK
+	b.s3.Big = res
+	if res.Put.IdleMiB > 0 {
+		b.limit(fmt.Sprintf("RSS above idle during one %s S3 PUT", fmtSize(size)), res.Put.GrowthMiB, "MiB", s3RSSLimitMiB)
+	}
+	return nil
+}
+
+// s3Transfer runs one big transfer with the memory sampler (and, with --cpuprofile,
+// CPU and heap profiles), filling t.
+func (b *bench) s3Transfer(t *s3Transfer, size int64, name string, fn func() error) error {
+	idle, heapIdle, err := idleMemory()
+	if err != nil {
+		b.notes = append(b.notes, "s3: RSS not measured: "+err.Error())
+	}
+	m := startMemSampler(s3RSSInterval)
+	stopProfile := b.profile(name)
+	start := time.Now()
+	err = fn()
+	el := time.Since(start)
+	stopProfile()
+	m.stop()
+	if err != nil {
+		return err
+	}
+	if b.o.CPUProfile != "" {
+		b.heapProfile(name)
+	}
+	t.Seconds = el.Seconds()
+	t.MiBs = mib(size) / el.Seconds()
+	t.Samples = m.samples
+	t.HeapIdleMiB, t.HeapPeakMiB = mib(int64(heapIdle)), mib(int64(m.peakHeap))
+	if idle > 0 {
+		t.IdleMiB, t.PeakMiB = float64(idle)/1024, float64(m.peakRSS)/1024
+		t.GrowthMiB = float64(m.peakRSS-idle) / 1024
+	}
+	b.logf("%s: %s in %v = %.0f MiB/s; RSS idle %.0f MiB, peak %.0f MiB (+%.1f MiB); Go heap %.0f -> peak %.0f MiB; %d samples",
+		name, fmtSize(size), el.Round(time.Millisecond), t.MiBs, t.IdleMiB, t.PeakMiB, t.GrowthMiB, t.HeapIdleMiB, t.HeapPeakMiB, m.samples)
+	b.logf("%s: RSS MiB/heap MiB over time: %s", name, strings.Join(m.timeline, " "))
+	return nil
+}
+
+// heapProfile writes the live heap (after a GC) to PREFIX.NAME.heap.pprof.
+func (b *bench) heapProfile(name string) {
+	path := b.o.CPUProfile + "." + name + ".heap.pprof"
+	f, err := os.Create(path)
+	if err != nil {
+		b.logf("heap profile: %v", err)
+		return
+	}
+	defer f.Close()
+	runtime.GC()
+	if err := pprof.Lookup("heap").WriteTo(f, 0); err != nil {
+		b.logf("heap profile: %v", err)
+		return
+	}
+	b.logf("heap profile after %s in %s", name, path)
+}
+
+// reportS3 prints the s3 phase's section.
+func (b *bench) reportS3(w io.Writer) error {
+	r := b.s3
+	if r == nil {
+		return nil
+	}
+	fmt.Fprintf(w, "\ns3: object-storage interface vs a bare net/http server writing each object to its own file\n"+
+		"    (fsync per PUT, as Cairn syncs each manifest commit; GET via sendfile). Requests: %s, the same bytes\n"+
+		"    to both (the bare server checks no signature and computes no MD5); built-in generator; PUTs overwrite\n"+
+		"    random objects of a populated set, GETs read random ones. Each side: %gs after %gs of warm-up, in %d\n"+
+		"    alternating slices.\n", r.Auth, r.Seconds, r.WarmupS, r.Slices)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "op\tsize\tconns\tobjects\tcairn ops/s\tcairn MiB/s\tbare ops/s\tbare MiB/s\tcairn/bare\t")
+	for _, c := range r.Cases {
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%.0f\t%.1f\t%.0f\t%.1f\t%.2f\t\n", c.Op, fmtSize(c.Size), c.Conns, c.Keys,
+			c.CairnOps, c.CairnMiBs, c.BareOps, c.BareMiBs, c.Ratio)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	if g := r.Big; g != nil {
+		verdict := "MD5 verified (PUT ETag and GET body)"
+		if !g.Verified {
+			verdict = "MD5 MISMATCH"
+		}
+		fmt.Fprintf(w, "    one %s object, streamed: PUT %.1fs (%.0f MiB/s), RSS %.0f -> peak %.0f MiB (+%.1f MiB), Go heap peak %.0f MiB;\n"+
+			"    GET %.1fs (%.0f MiB/s), RSS %.0f -> peak %.0f MiB (+%.1f MiB, no target), Go heap peak %.0f MiB; %s\n"+
+			"    (RSS of the whole process, sampled every %v: Cairn, the client and the idle servers of the other phases)\n",
+			fmtSize(g.Size), g.Put.Seconds, g.Put.MiBs, g.Put.IdleMiB, g.Put.PeakMiB, g.Put.GrowthMiB, g.Put.HeapPeakMiB,
+			g.Get.Seconds, g.Get.MiBs, g.Get.IdleMiB, g.Get.PeakMiB, g.Get.GrowthMiB, g.Get.HeapPeakMiB, verdict, s3RSSInterval)
+	}
+	return nil
+}
