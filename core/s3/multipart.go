@@ -298,6 +298,7 @@ func (s *Service) CompleteUpload(ctx context.Context, r Requester, bucket, key, 
 	if err := s.commit(bucket, key, m, batch); err != nil {
 		return nil, err
 	}
+	s.gc.wake() // parts left out of the object
 	return m, nil
 }
 

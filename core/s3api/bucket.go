@@ -61,8 +61,10 @@ func (c *call) serveBucket() {
 				return
 			}
 			c.writeXML([]byte(xmlHeader + `<VersioningConfiguration xmlns="http://s3.amazonaws.com/doc/2006-03-01/"/>`))
-		case c.has("uploads"), c.has("policy"):
-			c.notImplemented("multipart uploads and bucket policies")
+		case c.has("policy"):
+			c.getBucketPolicy()
+		case c.has("uploads"):
+			c.listUploads()
 		default:
 			c.listObjects()
 		}
@@ -76,14 +78,16 @@ func (c *call) serveBucket() {
 		switch {
 		case c.has("acl"):
 			c.putBucketACL()
-		case c.has("versioning"), c.has("policy"):
-			c.notImplemented("bucket versioning and policies")
+		case c.has("policy"):
+			c.putBucketPolicy()
+		case c.has("versioning"):
+			c.notImplemented("bucket versioning")
 		default:
 			c.createBucket()
 		}
 	case http.MethodDelete:
 		if c.has("policy") {
-			c.notImplemented("bucket policies")
+			c.deleteBucketPolicy()
 			return
 		}
 		if c.hasSubResource() {
@@ -97,7 +101,12 @@ func (c *call) serveBucket() {
 		c.w.WriteHeader(http.StatusNoContent)
 	case http.MethodPost:
 		if c.has("delete") {
-			c.notImplemented("multi-object delete")
+			c.deleteObjects()
+			return
+		}
+		if !c.hasSubResource() {
+			// POST to a bucket is S3's browser-form upload, which is not implemented.
+			c.notImplemented("POST object (browser-based form upload)")
 			return
 		}
 		c.methodNotAllowed()

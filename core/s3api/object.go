@@ -27,7 +27,7 @@ func (c *call) serveObject() {
 		return
 	}
 	if c.has("uploadId") || c.has("uploads") || c.has("partNumber") {
-		c.notImplemented("multipart uploads")
+		c.serveMultipart()
 		return
 	}
 	switch c.r.Method {
@@ -51,7 +51,7 @@ func (c *call) serveObject() {
 		case c.has("acl"):
 			c.putObjectACL()
 		case c.header("Copy-Source") != "":
-			c.notImplemented("copy")
+			c.copyObject()
 		default:
 			c.putObject()
 		}
@@ -79,21 +79,51 @@ func (c *call) putObject() {
 		c.fail(err)
 		return
 	}
-	var sum []byte
-	if v, ok := r.Header["Content-Md5"]; ok {
-		b, err := base64.StdEncoding.DecodeString(strings.TrimSpace(v[0]))
-		if err != nil || len(b) != md5.Size {
-			c.fail(s3.Errorf(s3.InvalidDigest, "The Content-MD5 you specified is not valid."))
-			return
-		}
-		sum = b
+	sum, err := c.contentMD5()
+	if err != nil {
+		c.fail(err)
+		return
 	}
 	if err := c.checkPayload(); err != nil {
 		c.fail(err)
 		return
 	}
-	in := s3.PutInput{Body: c.body(), Size: size, MD5: sum, ContentType: r.Header.Get("Content-Type"),
-		Meta: c.userMeta(), Headers: map[string]string{}}
+	in, err := c.objectInput()
+	if err != nil {
+		c.fail(err)
+		return
+	}
+	in.Body, in.Size, in.MD5 = c.body(), size, sum
+	m, err := c.a.svc.PutObject(r.Context(), c.who, c.bucket, c.key, in)
+	if err != nil {
+		c.fail(err)
+		return
+	}
+	c.w.Header().Set("ETag", `"`+m.ETag+`"`)
+	c.ok()
+}
+
+// contentMD5 returns the Content-MD5 header decoded (nil when absent); a value that is
+// not the base64 of 16 bytes is 400 InvalidDigest.
+func (c *call) contentMD5() ([]byte, error) {
+	v, ok := c.r.Header["Content-Md5"]
+	if !ok {
+		return nil, nil
+	}
+	b, err := base64.StdEncoding.DecodeString(strings.TrimSpace(v[0]))
+	if err != nil || len(b) != md5.Size {
+		return nil, s3.Errorf(s3.InvalidDigest, "The Content-MD5 you specified is not valid.")
+	}
+	return b, nil
+}
+
+// objectInput reads the headers that describe a new object (PUT, multipart initiate,
+// copy): Content-Type, user metadata, the stored standard headers (Content-Encoding
+// without aws-chunked), and the canned ACL or the grant headers (not both: 400
+// InvalidRequest). Body, Size and MD5 are left to the caller.
+func (c *call) objectInput() (s3.PutInput, error) {
+	r := c.r
+	in := s3.PutInput{ContentType: r.Header.Get("Content-Type"), Meta: c.userMeta(), Headers: map[string]string{}}
 	for _, h := range storedHeaders {
 		if v := r.Header.Get(h); v != "" {
 			in.Headers[h] = v
@@ -110,29 +140,20 @@ func (c *call) putObject() {
 	}
 	if c.grantHeaders() {
 		if c.header("Acl") != "" {
-			c.fail(s3.Errorf(s3.InvalidRequest, "Specifying both Canned ACLs and Header Grants is not allowed"))
-			return
+			return s3.PutInput{}, s3.Errorf(s3.InvalidRequest, "Specifying both Canned ACLs and Header Grants is not allowed")
 		}
 		acl, err := c.aclFromHeaders(s3.Owner{ID: c.who.ID, DisplayName: c.who.DisplayName}, s3.Owner{})
 		if err != nil {
-			c.fail(err)
-			return
+			return s3.PutInput{}, err
 		}
 		in.ACL = &acl
 	} else {
 		in.Canned = c.header("Acl")
 		if _, err := s3.CannedACL(in.Canned, s3.Owner{}, s3.Owner{}); err != nil {
-			c.fail(err)
-			return
+			return s3.PutInput{}, err
 		}
 	}
-	m, err := c.a.svc.PutObject(r.Context(), c.who, c.bucket, c.key, in)
-	if err != nil {
-		c.fail(err)
-		return
-	}
-	c.w.Header().Set("ETag", `"`+m.ETag+`"`)
-	c.ok()
+	return in, nil
 }
 
 // contentLength returns the object's size: Content-Length, or for aws-chunked

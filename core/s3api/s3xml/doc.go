@@ -1,6 +1,8 @@
 // Package s3xml reads and writes the XML bodies of the object-storage (S3) interface:
 // access control policies and grant headers, bucket and object listings, the bucket
-// location, error bodies and the CreateBucketConfiguration request body.
+// location, error bodies, the CreateBucketConfiguration request body, the multipart
+// upload documents (initiate, complete, list parts, list uploads), copy results, and
+// multi-object delete requests and results.
 //
 // # Output
 //
