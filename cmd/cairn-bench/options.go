@@ -46,7 +46,11 @@ type options struct {
 	S3Duration time.Duration
 	// S3Small and S3Large are the s3 phase's object sizes, each measured with its own
 	// number of connections; S3Big is the size of its one streamed upload.
-	S3Small, S3Large, S3Big    byteSize
+	S3Small, S3Large, S3Big byteSize
+	// S3Multipart is the size of the s3 phase's multipart upload (0: none), in parts of
+	// S3PartSize sent S3PartConns at a time.
+	S3Multipart, S3PartSize    byteSize
+	S3PartConns                int
 	S3SmallConns, S3LargeConns int
 }
 
@@ -86,6 +90,10 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.IntVar(&o.QueryKeys, "query-keys", 1_000_000, "objects (each with one _int and one _bin index entry) listed and queried in the query phase")
 	fs.IntVar(&o.Slices, "slices", 5, "measure each compared pair in this many alternating slices (1: one after the other)")
 	o.S3Small, o.S3Large, o.S3Big = 4<<10, 4<<20, 1<<30
+	o.S3Multipart, o.S3PartSize = 5<<30, 16<<20
+	fs.Var(&o.S3Multipart, "s3-multipart", "size of the s3 phase's multipart upload whose RSS is measured (0: none)")
+	fs.Var(&o.S3PartSize, "s3-part-size", "part size of the s3 phase's multipart upload")
+	fs.IntVar(&o.S3PartConns, "s3-part-conns", 4, "parts of the s3 phase's multipart upload sent at once")
 	fs.DurationVar(&o.S3Duration, "s3-duration", 3*time.Second, "measured time of each of the s3 phase's compared pairs")
 	fs.Var(&o.S3Small, "s3-small", "the s3 phase's small object size")
 	fs.IntVar(&o.S3SmallConns, "s3-small-conns", 16, "connections of the s3 phase's small-object load")
@@ -106,15 +114,16 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
 	if o.Quick {
 		quick := map[string]func(){
-			"duration":    func() { o.Duration = time.Second },
-			"warmup":      func() { o.Warmup = 500 * time.Millisecond },
-			"after":       func() { o.After = time.Second },
-			"keys":        func() { o.Keys = 10000 },
-			"burst":       func() { o.Burst = 20000 },
-			"slices":      func() { o.Slices = 1 },
-			"query-keys":  func() { o.QueryKeys = 20000 },
-			"s3-duration": func() { o.S3Duration = time.Second },
-			"s3-big":      func() { o.S3Big = 256 << 20 },
+			"duration":     func() { o.Duration = time.Second },
+			"warmup":       func() { o.Warmup = 500 * time.Millisecond },
+			"after":        func() { o.After = time.Second },
+			"keys":         func() { o.Keys = 10000 },
+			"burst":        func() { o.Burst = 20000 },
+			"slices":       func() { o.Slices = 1 },
+			"query-keys":   func() { o.QueryKeys = 20000 },
+			"s3-duration":  func() { o.S3Duration = time.Second },
+			"s3-big":       func() { o.S3Big = 256 << 20 },
+			"s3-multipart": func() { o.S3Multipart = 512 << 20 },
 		}
 		for name, apply := range quick {
 			if !set[name] {
@@ -158,6 +167,8 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 		return o, errors.New("--wrk-threads must be at least 1")
 	case o.S3Duration <= 0 || o.S3SmallConns < 1 || o.S3LargeConns < 1:
 		return o, errors.New("--s3-duration must be positive, --s3-small-conns and --s3-large-conns at least 1")
+	case o.S3Multipart < 0 || o.S3PartSize < 5<<20 || o.S3PartConns < 1:
+		return o, errors.New("--s3-multipart must not be negative, --s3-part-size at least 5MiB, --s3-part-conns at least 1")
 	case o.S3Small < 1 || o.S3Large < 1 || o.S3Big < 1 || o.S3Small > 1<<30 || o.S3Large > 1<<30:
 		return o, errors.New("--s3-small, --s3-large and --s3-big must be at least 1 byte (the first two at most 1GiB)")
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/md5"
 	"encoding/hex"
+	"encoding/xml"
 	"errors"
 	"fmt"
 	"hash"
@@ -47,8 +48,12 @@ import (
 // s3Bucket is the s3 phase's bucket.
 const s3Bucket = "bench-s3"
 
-// s3RSSLimitMiB is the big upload's target: peak RSS above idle.
-const s3RSSLimitMiB = 64
+// s3RSSLimitMiB is the big upload's target: peak RSS above idle; s3MultipartRSSLimitMiB
+// the multipart upload's.
+const (
+	s3RSSLimitMiB          = 64
+	s3MultipartRSSLimitMiB = 128
+)
 
 // s3RSSInterval is how often the big transfers sample the RSS.
 const s3RSSInterval = 50 * time.Millisecond
@@ -71,6 +76,21 @@ type s3Result struct {
 	Slices  int            `json:"slices"`
 	Cases   []s3CaseResult `json:"cases"`
 	Big     *s3BigResult   `json:"big,omitempty"`
+	// Multipart is the multipart upload of --s3-multipart bytes.
+	Multipart *s3MultipartResult `json:"multipart,omitempty"`
+}
+
+// s3MultipartResult is the multipart upload and its GET.
+type s3MultipartResult struct {
+	Size     int64 `json:"size"`
+	PartSize int64 `json:"part_size"`
+	Parts    int   `json:"parts"`
+	Conns    int   `json:"conns"`
+	// Verified: the completed ETag is the MD5 of the part MD5s, and the GET's bytes have,
+	// part by part, the MD5s of the parts sent.
+	Verified bool       `json:"verified"`
+	Put      s3Transfer `json:"put"`
+	Get      s3Transfer `json:"get"`
 }
 
 // s3CaseResult is one operation on one object size, Cairn against the bare server.
@@ -430,6 +450,11 @@ func (b *bench) phaseS3(ctx context.Context) error {
 	if err := b.s3BigObject(ctx, s); err != nil {
 		return err
 	}
+	if b.o.S3Multipart > 0 {
+		if err := b.s3MultipartObject(ctx, s); err != nil {
+			return err
+		}
+	}
 	date := &httpDate{}
 	for _, c := range []struct {
 		size  int
@@ -751,6 +776,168 @@ func (b *bench) s3BigObject(ctx context.Context, s *s3Servers) error {
 	return nil
 }
 
+// s3MultipartObject uploads one --s3-multipart object in --s3-part-size parts, sent
+// --s3-part-conns at a time, each streamed from its own generator, then completes it and
+// GETs it back, checking each part's bytes; the RSS is sampled during both.
+func (b *bench) s3MultipartObject(ctx context.Context, s *s3Servers) error {
+	size, partSize := int64(b.o.S3Multipart), int64(b.o.S3PartSize)
+	parts := int((size + partSize - 1) / partSize)
+	base := "http://" + s.cairnAddr + "/" + s3Bucket + "/multipart"
+	resource := "/" + s3Bucket + "/multipart"
+	client := &http.Client{Transport: &http.Transport{DisableCompression: true, MaxIdleConnsPerHost: b.o.S3PartConns,
+		WriteBufferSize: 256 << 10, ReadBufferSize: 256 << 10}}
+	defer client.CloseIdleConnections()
+	res := &s3MultipartResult{Size: size, PartSize: partSize, Parts: parts, Conns: b.o.S3PartConns}
+	do := func(method, query string, body io.Reader, n int64) ([]byte, http.Header, error) {
+		req, err := http.NewRequestWithContext(ctx, method, base+"?"+query, body)
+		if err != nil {
+			return nil, nil, err
+		}
+		req.ContentLength = n
+		date := time.Now().UTC().Format(http.TimeFormat)
+		req.Header.Set("Date", date)
+		h := s3GetHeaders
+		if method == http.MethodPut {
+			req.Header.Set("Content-Type", "application/octet-stream")
+			h = s3PutHeaders
+		}
+		sts := sig.StringToSignV2(&sig.Request{Method: method, Header: h}, date, resource+"?"+query)
+		req.Header.Set("Authorization", "AWS "+s.cred.keyID+":"+sig.SignV2(s.cred.secret, sts))
+		resp, err := client.Do(req)
+		if err != nil {
+			return nil, nil, err
+		}
+		defer resp.Body.Close()
+		msg, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+		if err == nil && resp.StatusCode != http.StatusOK {
+			err = fmt.Errorf("%s ?%s: %s: %s", method, query, resp.Status, strings.TrimSpace(string(msg)))
+		}
+		return msg, resp.Header, err
+	}
+	etags := make([]string, parts)
+	err := b.s3Transfer(&res.Put, size, "s3-multipart-put", func() error {
+		body, _, err := do(http.MethodPost, "uploads", nil, 0)
+		if err != nil {
+			return err
+		}
+		var init struct {
+			UploadID string `xml:"UploadId"`
+		}
+		if err := xml.Unmarshal(body, &init); err != nil || init.UploadID == "" {
+			return fmt.Errorf("initiate: no upload id in %q", body)
+		}
+		next := make(chan int)
+		errs := make(chan error, b.o.S3PartConns)
+		for range b.o.S3PartConns {
+			go func() {
+				for n := range next {
+					part := min(partSize, size-int64(n-1)*partSize)
+					gen := newGenReader(part, byte(n))
+					_, h, err := do(http.MethodPut, fmt.Sprintf("partNumber=%d&uploadId=%s", n, init.UploadID), gen, part)
+					if err == nil && strings.Trim(h.Get("ETag"), `"`) != hex.EncodeToString(gen.sum.Sum(nil)) {
+						err = fmt.Errorf("part %d: ETag %s is not the MD5 of the part", n, h.Get("ETag"))
+					}
+					if err != nil {
+						errs <- err
+						for range next {
+						}
+						return
+					}
+					etags[n-1] = hex.EncodeToString(gen.sum.Sum(nil))
+				}
+				errs <- nil
+			}()
+		}
+		for n := 1; n <= parts; n++ {
+			next <- n
+		}
+		close(next)
+		var perr error
+		for range b.o.S3PartConns {
+			perr = errors.Join(perr, <-errs)
+		}
+		if perr != nil {
+			return perr
+		}
+		var doc strings.Builder
+		doc.WriteString("<CompleteMultipartUpload>")
+		for i, e := range etags {
+			fmt.Fprintf(&doc, "<Part><PartNumber>%d</PartNumber><ETag>\"%s\"</ETag></Part>", i+1, e)
+		}
+		doc.WriteString("</CompleteMultipartUpload>")
+		body, _, err = do(http.MethodPost, "uploadId="+init.UploadID, strings.NewReader(doc.String()), int64(doc.Len()))
+		if err != nil {
+			return err
+		}
+		var done struct {
+			ETag string `xml:"ETag"`
+		}
+		if err := xml.Unmarshal(body, &done); err != nil {
+			return fmt.Errorf("complete: %w", err)
+		}
+		h := md5.New()
+		for _, e := range etags {
+			raw, _ := hex.DecodeString(e)
+			h.Write(raw)
+		}
+		if want := fmt.Sprintf("%x-%d", h.Sum(nil), parts); strings.Trim(done.ETag, `"`) != want {
+			return fmt.Errorf("complete: ETag %s, want %s", done.ETag, want)
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("s3 multipart PUT: %w", err)
+	}
+	if err := b.s3Settle(ctx, s); err != nil {
+		return err
+	}
+	ok := true
+	err = b.s3Transfer(&res.Get, size, "s3-multipart-get", func() error {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, base, nil)
+		if err != nil {
+			return err
+		}
+		date := time.Now().UTC().Format(http.TimeFormat)
+		req.Header.Set("Date", date)
+		req.Header.Set("Authorization", s.cred.signV2(http.MethodGet, resource, date))
+		resp, err := client.Do(req)
+		if err != nil {
+			return err
+		}
+		defer resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			return fmt.Errorf("GET: %s", resp.Status)
+		}
+		buf := make([]byte, 256<<10)
+		for i := range parts {
+			h := md5.New()
+			part := min(partSize, size-int64(i)*partSize)
+			if _, err := io.CopyBuffer(h, io.LimitReader(resp.Body, part), buf); err != nil {
+				return err
+			}
+			if hex.EncodeToString(h.Sum(nil)) != etags[i] {
+				ok = false
+			}
+		}
+		if n, _ := io.Copy(io.Discard, resp.Body); n != 0 {
+			ok = false
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("s3 multipart GET: %w", err)
+	}
+	res.Verified = ok
+	if !ok {
+		b.notes = append(b.notes, "s3: the multipart object read back differs from the parts sent")
+	}
+	b.s3.Multipart = res
+	if res.Put.IdleMiB > 0 {
+		b.limit(fmt.Sprintf("RSS above idle during one %s S3 multipart upload", fmtSize(size)), res.Put.GrowthMiB, "MiB", s3MultipartRSSLimitMiB)
+	}
+	return nil
+}
+
 // s3Transfer runs one big transfer with the memory sampler (and, with --cpuprofile,
 // CPU and heap profiles), filling t.
 func (b *bench) s3Transfer(t *s3Transfer, size int64, name string, fn func() error) error {
@@ -832,6 +1019,16 @@ func (b *bench) reportS3(w io.Writer) error {
 			"    (RSS of the whole process, sampled every %v: Cairn, the client and the idle servers of the other phases)\n",
 			fmtSize(g.Size), g.Put.Seconds, g.Put.MiBs, g.Put.IdleMiB, g.Put.PeakMiB, g.Put.GrowthMiB, g.Put.HeapPeakMiB,
 			g.Get.Seconds, g.Get.MiBs, g.Get.IdleMiB, g.Get.PeakMiB, g.Get.GrowthMiB, g.Get.HeapPeakMiB, verdict, s3RSSInterval)
+	}
+	if m := r.Multipart; m != nil {
+		verdict := "every part read back verified"
+		if !m.Verified {
+			verdict = "READ-BACK MISMATCH"
+		}
+		fmt.Fprintf(w, "    one %s multipart upload (%d parts of %s, %d at a time): PUT %.1fs (%.0f MiB/s), RSS +%.1f MiB;\n"+
+			"    GET %.1fs (%.0f MiB/s), RSS +%.1f MiB; %s\n",
+			fmtSize(m.Size), m.Parts, fmtSize(m.PartSize), m.Conns, m.Put.Seconds, m.Put.MiBs, m.Put.GrowthMiB,
+			m.Get.Seconds, m.Get.MiBs, m.Get.GrowthMiB, verdict)
 	}
 	return nil
 }

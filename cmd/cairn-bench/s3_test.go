@@ -22,14 +22,17 @@ import (
 func TestS3PhaseTiny(t *testing.T) {
 	args := []string{"--phases", "s3", "--loadgen", "builtin", "--keys", "20", "--conns", "2", "--settle-max", "1ms",
 		"--warmup", "20ms", "--slices", "2", "--s3-duration", "100ms",
-		"--s3-small", "1KiB", "--s3-small-conns", "3", "--s3-large", "1536KiB", "--s3-large-conns", "2", "--s3-big", "3MiB"}
+		"--s3-small", "1KiB", "--s3-small-conns", "3", "--s3-large", "1536KiB", "--s3-large-conns", "2", "--s3-big", "3MiB",
+		"--s3-multipart", "11MiB", "--s3-part-size", "5MiB", "--s3-part-conns", "2"}
 	var stdout, stderr bytes.Buffer
 	if code := run(context.Background(), args, &stdout, &stderr); code != 0 {
 		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, &stdout, &stderr)
 	}
 	out := stdout.String()
 	for _, want := range []string{"s3-put-1KiB-cairn", "s3-get-1536KiB-bare", "cairn/bare", "one 3MiB object",
-		"MD5 verified", "RSS above idle during one 3MiB S3 PUT", "targets met:"} {
+		"MD5 verified", "RSS above idle during one 3MiB S3 PUT", "targets met:",
+		"one 11MiB multipart upload (3 parts of 5MiB, 2 at a time)", "every part read back verified",
+		"RSS above idle during one 11MiB S3 multipart upload"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}
@@ -42,7 +45,7 @@ func TestS3PhaseTiny(t *testing.T) {
 	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &res); err != nil {
 		t.Fatalf("last line is not the JSON result: %v", err)
 	}
-	if res.S3 == nil || len(res.S3.Cases) != 4 || res.S3.Big == nil || !res.S3.Big.Verified || len(res.Limits) != 1 || len(res.Phases) != 8 {
+	if res.S3 == nil || len(res.S3.Cases) != 4 || res.S3.Big == nil || !res.S3.Big.Verified || res.S3.Multipart == nil || !res.S3.Multipart.Verified || len(res.Limits) != 2 || len(res.Phases) != 8 {
 		t.Fatalf("result: %+v", res)
 	}
 	for _, p := range res.Phases {
