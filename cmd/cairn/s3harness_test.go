@@ -470,7 +470,13 @@ func s3V2StringToSign(method string, h http.Header, date, resource string) strin
 		}
 		amz = append(amz, l+":"+strings.Join(vals, ","))
 	}
-	sort.Strings(amz)
+	// By header name: sorting whole lines would put x-amz-copy-source-range before
+	// x-amz-copy-source (':' sorts after '-').
+	sort.Slice(amz, func(i, j int) bool {
+		ni, _, _ := strings.Cut(amz[i], ":")
+		nj, _, _ := strings.Cut(amz[j], ":")
+		return ni < nj
+	})
 	var b strings.Builder
 	b.WriteString(method + "\n" + h.Get("Content-Md5") + "\n" + h.Get("Content-Type") + "\n" + date + "\n")
 	for _, a := range amz {

@@ -61,7 +61,7 @@ func (s *Service) CopyObject(ctx context.Context, r Requester, srcBucket, srcKey
 
 // CopyPart stores part n of an upload from bytes [off, off+length) of the source
 // object (READ on the source); length < 0 copies the whole object. A range outside the
-// source is InvalidRange.
+// source is InvalidArgument (as AWS answers).
 func (s *Service) CopyPart(ctx context.Context, r Requester, srcBucket, srcKey, bucket, key, uploadID string, n int,
 	off, length int64, check func(*Manifest) error) (*PartInfo, error) {
 	src, err := s.OpenObject(ctx, r, srcBucket, srcKey)
@@ -79,7 +79,7 @@ func (s *Service) CopyPart(ctx context.Context, r Requester, srcBucket, srcKey, 
 		off, length = 0, m.Size
 	}
 	if off < 0 || off+length > m.Size {
-		return nil, Errorf(InvalidRange, "Range specified is not valid for source object of size: %d", m.Size)
+		return nil, Errorf(InvalidArgument, "Range specified is not valid for source object of size: %d", m.Size)
 	}
 	var p *PartInfo
 	err = streamFrom(src, off, length, func(body io.Reader) error {

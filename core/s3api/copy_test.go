@@ -198,7 +198,7 @@ func TestUploadPartCopy(t *testing.T) {
 		query  string
 	}{
 		{"bad range", 400, s3.InvalidArgument, map[string]string{"X-Amz-Copy-Source": "/bkt/src", "X-Amz-Copy-Source-Range": "bytes=5-"}, ""},
-		{"range past the end", 416, s3.InvalidRange, map[string]string{"X-Amz-Copy-Source": "/bkt/src", "X-Amz-Copy-Source-Range": "bytes=0-20"}, ""},
+		{"range past the end", 400, s3.InvalidArgument, map[string]string{"X-Amz-Copy-Source": "/bkt/src", "X-Amz-Copy-Source-Range": "bytes=0-20"}, ""},
 		{"a version", 501, s3.NotImplemented, map[string]string{"X-Amz-Copy-Source": "/bkt/src?versionId=v1"}, ""},
 		{"missing source", 404, s3.NoSuchKey, map[string]string{"X-Amz-Copy-Source": "/bkt/nope"}, ""},
 		{"condition", 412, s3.PreconditionFailed, map[string]string{"X-Amz-Copy-Source": "/bkt/src", "X-Amz-Copy-Source-If-None-Match": "*"}, ""},
