@@ -940,10 +940,10 @@ func mpCopyPart(t *testing.T, c s3c, other s3User) {
 	p2 := mpRandom(mpMinPart)
 	e2 := mpPutPart(t, c, b, "assembled", id, 2, p2)
 	// Part 3: a whole small object, the source named without the leading slash.
-	e3 := checkCopied(copyPart(3, b+"/small.txt", ""), 3, small)
+	_ = checkCopied(copyPart(3, b+"/small.txt", ""), 3, small)
 	// Part 3 again: the tail of the big source (replaces the previous part 3).
 	p3 := src[len(src)-500:]
-	e3 = checkCopied(copyPart(3, "/"+b+"/src.bin", fmt.Sprintf("bytes=%d-%d", len(src)-500, len(src)-1)), 3, p3)
+	e3 := checkCopied(copyPart(3, "/"+b+"/src.bin", fmt.Sprintf("bytes=%d-%d", len(src)-500, len(src)-1)), 3, p3)
 
 	// Bad ranges and sources. A range past the source's end is 400 InvalidArgument
 	// ("Range specified is not valid for source object of size: N") on AWS, not the 416

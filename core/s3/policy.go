@@ -373,7 +373,7 @@ func parseActions(v json.RawMessage) ([]string, error) {
 		if la != "*" {
 			name, ok := strings.CutPrefix(la, "s3:")
 			if !ok || name == "" || strings.IndexFunc(name, func(r rune) bool {
-				return !(r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '*' || r == '?')
+				return (r < 'a' || r > 'z') && (r < '0' || r > '9') && r != '*' && r != '?'
 			}) >= 0 {
 				return nil, malformed("Policy has invalid action: %q", a)
 			}
