@@ -326,7 +326,9 @@ func recycleAfter(err error) bool {
 // nor a message (not the null an out-of-memory throws).
 func emptyException(err error) bool {
 	var qe *quickjs.Error
-	return errors.As(err, &qe) && qe.Name == "" && qe.Message == "" && qe.Error() == ""
+	// Only the text matters: an interrupted evaluation under load has surfaced with an
+	// empty text and message whatever its name field held.
+	return errors.As(err, &qe) && qe.Message == "" && strings.TrimSpace(qe.Error()) == ""
 }
 
 // maxMessage bounds the text of an error or a reason taken from JavaScript.
@@ -340,6 +342,11 @@ func errText(err error) string {
 		return clip(err.Error())
 	}
 	msg := qe.Error()
+	if strings.TrimSpace(msg) == "" {
+		// The engine's text of an exception is sometimes empty (seen for an interrupted
+		// evaluation: name InternalError, message "interrupted", empty text).
+		msg = strings.TrimPrefix(qe.Name+": "+qe.Message, ": ")
+	}
 	if frame, _, _ := strings.Cut(strings.TrimLeft(qe.Stack, " \n"), "\n"); frame != "" {
 		msg += " (" + strings.TrimSpace(frame) + ")"
 	}
