@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"errors"
 	"hash/maphash"
+	"strconv"
 	"strings"
 	"time"
 
@@ -83,11 +84,8 @@ func (s *Service) CreateUpload(ctx context.Context, r Requester, bucket, key str
 		return nil, err
 	}
 	owner := Owner{ID: r.ID, DisplayName: r.DisplayName}
-	var acl ACL
-	if in.ACL != nil {
-		acl = in.ACL.Clone()
-		acl.Owner = owner
-	} else if acl, err = CannedACL(in.Canned, owner, b.Owner); err != nil {
+	acl, err := newObjectACL(in, owner, b)
+	if err != nil {
 		return nil, err
 	}
 	id := make([]byte, 16)
@@ -279,7 +277,7 @@ func (s *Service) CompleteUpload(ctx context.Context, r Requester, bucket, key, 
 	if m.Size > s.cfg.MaxObjectSize {
 		return nil, Errorf(EntityTooLarge, "Your proposed upload exceeds the maximum allowed object size.")
 	}
-	m.ETag = hex.EncodeToString(h.Sum(nil)) + "-" + itoa(len(want))
+	m.ETag = hex.EncodeToString(h.Sum(nil)) + "-" + strconv.Itoa(len(want))
 	id := make([]byte, 16)
 	_, _ = rand.Read(id)
 	m.UUID = hex.EncodeToString(id)
@@ -300,19 +298,6 @@ func (s *Service) CompleteUpload(ctx context.Context, r Requester, bucket, key, 
 	}
 	s.gc.wake() // parts left out of the object
 	return m, nil
-}
-
-func itoa(n int) string {
-	var b [20]byte
-	i := len(b)
-	for {
-		i--
-		b[i] = byte('0' + n%10)
-		n /= 10
-		if n == 0 {
-			return string(b[i:])
-		}
-	}
 }
 
 // AbortUpload discards an upload and its parts (WRITE on the bucket).

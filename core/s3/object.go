@@ -106,11 +106,8 @@ func (s *Service) PutObject(ctx context.Context, r Requester, bucket, key string
 		return nil, err
 	}
 	owner := Owner{ID: r.ID, DisplayName: r.DisplayName}
-	var acl ACL
-	if in.ACL != nil {
-		acl = in.ACL.Clone()
-		acl.Owner = owner
-	} else if acl, err = CannedACL(in.Canned, owner, b.Owner); err != nil {
+	acl, err := newObjectACL(in, owner, b)
+	if err != nil {
 		return nil, err
 	}
 	commit := s.db.NewBatch()
@@ -125,6 +122,17 @@ func (s *Service) PutObject(ctx context.Context, r Requester, bucket, key string
 		return nil, err
 	}
 	return m, nil
+}
+
+// newObjectACL is the ACL of a new object written by owner into bucket b: in.ACL with
+// owner as its owner, or the canned ACL in.Canned.
+func newObjectACL(in PutInput, owner Owner, b *Bucket) (ACL, error) {
+	if in.ACL != nil {
+		acl := in.ACL.Clone()
+		acl.Owner = owner
+		return acl, nil
+	}
+	return CannedACL(in.Canned, owner, b.Owner)
 }
 
 // storeData stores a body under a fresh chunk id and returns where it is and its MD5.

@@ -97,17 +97,8 @@ func (c *call) uploadPart(uploadID string) {
 		c.uploadPartCopy(uploadID, n)
 		return
 	}
-	size, err := c.contentLength()
+	size, sum, err := c.uploadHeaders()
 	if err != nil {
-		c.fail(err)
-		return
-	}
-	sum, err := c.contentMD5()
-	if err != nil {
-		c.fail(err)
-		return
-	}
-	if err := c.checkPayload(); err != nil {
 		c.fail(err)
 		return
 	}

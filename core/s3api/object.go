@@ -74,17 +74,8 @@ func (c *call) serveObject() {
 // before the body is read, so a refused "Expect: 100-continue" upload is never sent.
 func (c *call) putObject() {
 	r := c.r
-	size, err := c.contentLength()
+	size, sum, err := c.uploadHeaders()
 	if err != nil {
-		c.fail(err)
-		return
-	}
-	sum, err := c.contentMD5()
-	if err != nil {
-		c.fail(err)
-		return
-	}
-	if err := c.checkPayload(); err != nil {
 		c.fail(err)
 		return
 	}
@@ -154,6 +145,20 @@ func (c *call) objectInput() (s3.PutInput, error) {
 		}
 	}
 	return in, nil
+}
+
+// uploadHeaders checks the headers of a request that carries object data (PUT object,
+// upload part) and returns the data's size and its Content-MD5 (nil when not given).
+func (c *call) uploadHeaders() (int64, []byte, error) {
+	size, err := c.contentLength()
+	if err != nil {
+		return 0, nil, err
+	}
+	sum, err := c.contentMD5()
+	if err != nil {
+		return 0, nil, err
+	}
+	return size, sum, c.checkPayload()
 }
 
 // contentLength returns the object's size: Content-Length, or for aws-chunked
