@@ -389,6 +389,10 @@ type side struct {
 	name, server, addr string
 	w                  workload
 	conns              int
+	// build, if set, makes the requests (with the built-in generator, even when wrk is
+	// the load generator: it signs S3 requests, which wrk's script cannot); otherwise
+	// the workload w does.
+	build RequestFunc
 }
 
 // sample is one measured stretch of a side.
@@ -404,7 +408,7 @@ type sample struct {
 // measured part under the phase's name when prof is set.
 func (b *bench) measureOnce(ctx context.Context, s side, warmup, d time.Duration, prof bool) (sample, error) {
 	stop := func() {}
-	if b.wrk != nil {
+	if b.wrk != nil && s.build == nil {
 		run := WrkRun{URL: "http://" + s.addr, Conns: s.conns, Script: wrkScript(s.w)}
 		if warmup > 0 {
 			run.Duration = warmup
@@ -425,7 +429,11 @@ func (b *bench) measureOnce(ctx context.Context, s side, warmup, d time.Duration
 		return sample{requests: okReqs, errors: wr.Non2xx + wr.SocketErrors, seconds: wr.Elapsed.Seconds(),
 			p50: wr.P50, p99: wr.P99, wrk: true}, nil
 	}
-	r := Builtin{Addr: s.addr, Conns: s.conns, Build: s.w.raw(s.addr), Seed: uint64(time.Now().UnixNano())}.Start()
+	build := s.build
+	if build == nil {
+		build = s.w.raw(s.addr)
+	}
+	r := Builtin{Addr: s.addr, Conns: s.conns, Build: build, Seed: uint64(time.Now().UnixNano())}.Start()
 	err := sleep(ctx, warmup)
 	var t1, t2 time.Time
 	if err == nil {
@@ -503,14 +511,28 @@ func (b *bench) measurePair(ctx context.Context, x, y side) (phaseResult, phaseR
 	if b.wrk != nil {
 		d, ramp = time.Duration(ceilSeconds(d))*time.Second, 0
 	}
-	for _, s := range []side{x, y} {
+	if err := b.warmUp(ctx, x, y); err != nil {
+		return phaseResult{}, phaseResult{}, err
+	}
+	return b.slicedPair(ctx, x, y, n, ramp, d, false)
+}
+
+// warmUp runs each side for --warmup, unmeasured.
+func (b *bench) warmUp(ctx context.Context, sides ...side) error {
+	for _, s := range sides {
 		if b.o.Warmup <= 0 {
 			break
 		}
 		if _, err := b.measureOnce(ctx, s, 0, b.o.Warmup, false); err != nil {
-			return phaseResult{}, phaseResult{}, err
+			return err
 		}
 	}
+	return nil
+}
+
+// slicedPair measures x and y in n alternating slices of d each (after ramp
+// unmeasured), the order flipping every slice, and adds both results.
+func (b *bench) slicedPair(ctx context.Context, x, y side, n int, ramp, d time.Duration, prof bool) (phaseResult, phaseResult, error) {
 	var sx, sy []sample
 	for i := 0; i < n; i++ {
 		order := []*side{&x, &y}
@@ -518,7 +540,7 @@ func (b *bench) measurePair(ctx context.Context, x, y side) (phaseResult, phaseR
 			order = []*side{&y, &x}
 		}
 		for _, s := range order {
-			smp, err := b.measureOnce(ctx, *s, ramp, d, false)
+			smp, err := b.measureOnce(ctx, *s, ramp, d, prof)
 			if err != nil {
 				return phaseResult{}, phaseResult{}, err
 			}

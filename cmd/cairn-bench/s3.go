@@ -477,8 +477,8 @@ func (b *bench) phaseS3(ctx context.Context) error {
 			w.method = method
 			name := "s3-" + strings.ToLower(method) + "-" + fmtSize(int64(c.size))
 			bare, cairn, err := b.s3Pair(ctx,
-				s3Side{name: name + "-bare", server: "bare", addr: s.bareAddr, build: w.raw(s.bareAddr), conns: c.conns},
-				s3Side{name: name + "-cairn", server: "cairn", addr: s.cairnAddr, build: w.raw(s.cairnAddr), conns: c.conns})
+				side{name: name + "-bare", server: "bare", addr: s.bareAddr, build: w.raw(s.bareAddr), conns: c.conns},
+				side{name: name + "-cairn", server: "cairn", addr: s.cairnAddr, build: w.raw(s.cairnAddr), conns: c.conns})
 			if err != nil {
 				return err
 			}
@@ -524,77 +524,18 @@ func (b *bench) s3Populate(ctx context.Context, s *s3Servers, w s3Workload, conn
 	return nil
 }
 
-// s3Side is one half of a compared pair of the s3 phase.
-type s3Side struct {
-	name, server, addr string
-	build              RequestFunc
-	conns              int
-}
-
-// s3Once runs s with the built-in generator: warmup unmeasured, then d measured.
-func (b *bench) s3Once(ctx context.Context, s s3Side, warmup, d time.Duration, prof bool) (sample, error) {
-	r := Builtin{Addr: s.addr, Conns: s.conns, Build: s.build, Seed: uint64(time.Now().UnixNano())}.Start()
-	stop := func() {}
-	err := sleep(ctx, warmup)
-	var t1, t2 time.Time
-	if err == nil {
-		if prof {
-			stop = b.profile(s.name)
-		}
-		t1 = r.SetEpoch(1)
-		err = sleep(ctx, d)
-		t2 = r.SetEpoch(2)
-	}
-	stop()
-	r.Stop()
-	if err != nil {
-		return sample{}, err
-	}
-	st := r.Stats(1)
-	return sample{requests: st.Requests, errors: st.Errors, seconds: t2.Sub(t1).Seconds(), hist: &st.Hist}, nil
-}
-
-// s3Pair measures x and y as measurePair does (warm-ups, then alternating slices of
-// --s3-duration), always with the built-in generator.
-func (b *bench) s3Pair(ctx context.Context, x, y s3Side) (phaseResult, phaseResult, error) {
+// s3Pair measures x and y as measurePair does (warm-ups, then alternating slices),
+// over --s3-duration; one slice means one warm-up of --warmup before each side.
+func (b *bench) s3Pair(ctx context.Context, x, y side) (phaseResult, phaseResult, error) {
 	n := b.slices()
 	d := b.o.S3Duration / time.Duration(n)
 	ramp := min(b.o.Warmup, 100*time.Millisecond)
 	if n <= 1 {
 		ramp = b.o.Warmup
-	} else {
-		for _, s := range []s3Side{x, y} {
-			if b.o.Warmup <= 0 {
-				break
-			}
-			if _, err := b.s3Once(ctx, s, 0, b.o.Warmup, false); err != nil {
-				return phaseResult{}, phaseResult{}, err
-			}
-		}
+	} else if err := b.warmUp(ctx, x, y); err != nil {
+		return phaseResult{}, phaseResult{}, err
 	}
-	var sx, sy []sample
-	for i := 0; i < n; i++ {
-		order := []*s3Side{&x, &y}
-		if i%2 == 1 {
-			order = []*s3Side{&y, &x}
-		}
-		for _, s := range order {
-			smp, err := b.s3Once(ctx, *s, ramp, d, n == 1)
-			if err != nil {
-				return phaseResult{}, phaseResult{}, err
-			}
-			if s == &x {
-				sx = append(sx, smp)
-			} else {
-				sy = append(sy, smp)
-			}
-		}
-	}
-	px := combine(side{name: x.name, server: x.server, conns: x.conns}, sx)
-	py := combine(side{name: y.name, server: y.server, conns: y.conns}, sy)
-	b.add(px)
-	b.add(py)
-	return px, py, nil
+	return b.slicedPair(ctx, x, y, n, ramp, d, n == 1)
 }
 
 // genReader yields n deterministic pseudo-random bytes (ChaCha8) without holding them,

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -62,30 +61,11 @@ func moduleCmd(ctx context.Context, args []string, getenv func(string) string, s
 	fs.StringVar(&out, "o", "", "")
 	fs.StringVar(&out, "output", "", "")
 
-	usageErr := func(format string, a ...any) int {
-		fmt.Fprintf(stderr, "cairn module: "+format+"\n", a...)
-		fmt.Fprint(stderr, moduleUsage)
-		return 2
-	}
-	pos, err := parseInterspersed(fs, args)
-	if errors.Is(err, flag.ErrHelp) {
-		fmt.Fprint(stdout, moduleUsage)
-		return 0
-	}
-	if err != nil {
-		return usageErr("%v", err)
-	}
-	if len(pos) == 0 {
-		return usageErr("missing command")
-	}
-	sub, pos := pos[0], pos[1:]
-	want := map[string]int{"put": 2, "list": 0, "get": 1, "rm": 1}
-	n, ok := want[sub]
+	cmd := subcommand{name: "cairn module", usage: moduleUsage, stderr: stderr}
+	usageErr := cmd.fail
+	sub, pos, code, ok := cmd.parse(fs, args, map[string]int{"put": 2, "list": 0, "get": 1, "rm": 1}, stdout)
 	if !ok {
-		return usageErr("unknown command %q", sub)
-	}
-	if len(pos) != n {
-		return usageErr("%s takes %d argument(s), got %d", sub, n, len(pos))
+		return code
 	}
 	if out != "" && sub != "get" {
 		return usageErr("-o applies to get only")

@@ -52,30 +52,11 @@ func userCmd(ctx context.Context, args []string, getenv func(string) string, std
 	email := fs.String("email", "", "")
 	status := fs.String("status", "", "")
 
-	usageErr := func(format string, a ...any) int {
-		fmt.Fprintf(stderr, "cairn user: "+format+"\n", a...)
-		fmt.Fprint(stderr, userUsage)
-		return 2
-	}
-	pos, err := parseInterspersed(fs, args)
-	if errors.Is(err, flag.ErrHelp) {
-		fmt.Fprint(stdout, userUsage)
-		return 0
-	}
-	if err != nil {
-		return usageErr("%v", err)
-	}
-	if len(pos) == 0 {
-		return usageErr("missing command")
-	}
-	sub, pos := pos[0], pos[1:]
-	want := map[string]int{"create": 0, "list": 0, "disable": 1, "enable": 1, "rotate": 1}
-	n, ok := want[sub]
+	cmd := subcommand{name: "cairn user", usage: userUsage, stderr: stderr}
+	usageErr := cmd.fail
+	sub, pos, code, ok := cmd.parse(fs, args, map[string]int{"create": 0, "list": 0, "disable": 1, "enable": 1, "rotate": 1}, stdout)
 	if !ok {
-		return usageErr("unknown command %q", sub)
-	}
-	if len(pos) != n {
-		return usageErr("%s takes %d argument(s), got %d", sub, n, len(pos))
+		return code
 	}
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
@@ -88,7 +69,7 @@ func userCmd(ctx context.Context, args []string, getenv func(string) string, std
 		return usageErr("--status applies to list only")
 	case sub == "list" && *status != "" && *status != "enabled" && *status != "disabled":
 		return usageErr("--status must be enabled or disabled, not %q", *status)
-	case n == 1 && pos[0] == "":
+	case len(pos) == 1 && pos[0] == "":
 		return usageErr("the key id is empty")
 	case (keyID == "") != (keySecret == ""):
 		return usageErr("give both --key-id and --key-secret, or neither")

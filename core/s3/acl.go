@@ -78,8 +78,6 @@ type Requester struct {
 	ID          string
 	DisplayName string
 	Anonymous   bool
-	// Admin is the administrator: it passes every permission check.
-	Admin bool
 	// SourceIP and Secure describe the connection, for bucket-policy conditions
 	// (aws:SourceIp, aws:SecureTransport).
 	SourceIP netip.Addr
@@ -94,9 +92,6 @@ var AnonymousRequester = Requester{Anonymous: true}
 // owner may always read and change the ACL (READ_ACP, WRITE_ACP), even with no grant
 // of its own; every other access comes from grants.
 func (a *ACL) Allows(r Requester, perm Permission) bool {
-	if r.Admin {
-		return true
-	}
 	if !r.Anonymous && r.ID == a.Owner.ID && (perm == PermReadACP || perm == PermWriteACP) {
 		return true
 	}
@@ -183,4 +178,22 @@ func userGrant(o Owner, p Permission) Grant {
 func (a ACL) Clone() ACL {
 	a.Grants = slices.Clone(a.Grants)
 	return a
+}
+
+// ACLSpec is the ACL a request asks for: an explicit ACL (an access control policy
+// document or grant headers), or the name of a canned ACL, which can only be built once
+// the resource's owner and its bucket's owner are known.
+type ACLSpec struct {
+	ACL    *ACL
+	Canned string
+}
+
+// Build returns the ACL for a resource owned by owner in a bucket owned by
+// bucketOwner: a copy of the explicit ACL (its Owner as given, for the caller to check),
+// or the canned ACL (InvalidArgument for an unknown name).
+func (sp ACLSpec) Build(owner, bucketOwner Owner) (ACL, error) {
+	if sp.ACL != nil {
+		return sp.ACL.Clone(), nil
+	}
+	return CannedACL(sp.Canned, owner, bucketOwner)
 }

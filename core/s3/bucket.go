@@ -172,7 +172,7 @@ func (s *Service) bucketAccess(ctx context.Context, r Requester, name, action st
 	return nil
 }
 
-// DeleteBucket deletes an empty bucket. Only its owner (or the admin) may: others get
+// DeleteBucket deletes an empty bucket. Only its owner may: others get
 // AccessDenied; a bucket with objects is 409 BucketNotEmpty.
 func (s *Service) DeleteBucket(ctx context.Context, r Requester, name string) error {
 	s.bucketsMu.Lock()
@@ -181,7 +181,7 @@ func (s *Service) DeleteBucket(ctx context.Context, r Requester, name string) er
 	if err != nil {
 		return err
 	}
-	if !r.Admin && (r.Anonymous || r.ID != b.Owner.ID) || b.denies(r, ActionDeleteBucket, "") {
+	if !ownsBucket(b, r) || b.denies(r, ActionDeleteBucket, "") {
 		return errAccessDenied
 	}
 	it := s.db.IteratePrefix(objectPrefix(name))
@@ -255,9 +255,10 @@ func (s *Service) BucketACL(ctx context.Context, r Requester, name string) (ACL,
 	return b.ACL.Clone(), nil
 }
 
-// SetBucketACL replaces the bucket's ACL (WRITE_ACP). The ACL's owner must be the
-// bucket's owner (an empty owner id means "the bucket's owner").
-func (s *Service) SetBucketACL(ctx context.Context, r Requester, name string, acl ACL) error {
+// SetBucketACL replaces the bucket's ACL (WRITE_ACP). An explicit ACL's owner must be
+// the bucket's owner (an empty owner id means "the bucket's owner"); a canned one is
+// built for the bucket's owner.
+func (s *Service) SetBucketACL(ctx context.Context, r Requester, name string, spec ACLSpec) error {
 	s.bucketsMu.Lock()
 	defer s.bucketsMu.Unlock()
 	b, err := s.bucketLocked(name)
@@ -266,6 +267,10 @@ func (s *Service) SetBucketACL(ctx context.Context, r Requester, name string, ac
 	}
 	if !s.allowed(b, nil, r, ActionPutBucketACL, "", PermWriteACP) {
 		return errAccessDenied
+	}
+	acl, err := spec.Build(b.Owner, b.Owner)
+	if err != nil {
+		return err
 	}
 	if acl.Owner.ID != "" && acl.Owner.ID != b.Owner.ID {
 		return errAccessDenied

@@ -8,9 +8,9 @@ import (
 
 var errNoSuchPolicy = &Error{NoSuchBucketPolicy, "The bucket policy does not exist"}
 
-// ownsBucket reports whether r is b's owner or the administrator.
+// ownsBucket reports whether r is b's owner.
 func ownsBucket(b *Bucket, r Requester) bool {
-	return r.Admin || !r.Anonymous && r.ID != "" && r.ID == b.Owner.ID
+	return !r.Anonymous && r.ID != "" && r.ID == b.Owner.ID
 }
 
 // BucketPolicy returns the bucket's policy document (compact JSON). The bucket's owner

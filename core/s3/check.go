@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/cairnkv/cairn/core/storage"
 )
@@ -74,7 +75,7 @@ func Check(db *storage.DB, blobs *storage.Blobs) (CheckReport, error) {
 			bad("s3: user %s does not decode: %v", one(k), err)
 			continue
 		}
-		if string(tables["ue"][key(lowerASCII(u.Email))]) != u.KeyID {
+		if string(tables["ue"][key(strings.ToLower(u.Email))]) != u.KeyID {
 			bad("s3: user %s: e-mail entry missing", u.KeyID)
 		}
 		if string(tables["ui"][key(u.ID)]) != u.KeyID {
@@ -249,16 +250,6 @@ func stringsOf(bs [][]byte) []string {
 		out[i] = string(b)
 	}
 	return out
-}
-
-func lowerASCII(s string) string {
-	b := []byte(s)
-	for i, c := range b {
-		if c >= 'A' && c <= 'Z' {
-			b[i] = c + 32
-		}
-	}
-	return string(b)
 }
 
 // joinKey and splitKey encode a tuple of strings as one map key (length-prefixed, so

@@ -149,6 +149,9 @@ func (c *collector) collectOne(id []byte) error {
 			return nil
 		}
 		removed, err := b.Remove(id)
+		if removed {
+			c.s.blobsRemoved.Add(1)
+		}
 		c.s.blobMu.Unlock()
 		if err != nil {
 			return wrapf(err, "collect")

@@ -127,12 +127,9 @@ func (s *Service) PutObject(ctx context.Context, r Requester, bucket, key string
 // newObjectACL is the ACL of a new object written by owner into bucket b: in.ACL with
 // owner as its owner, or the canned ACL in.Canned.
 func newObjectACL(in PutInput, owner Owner, b *Bucket) (ACL, error) {
-	if in.ACL != nil {
-		acl := in.ACL.Clone()
-		acl.Owner = owner
-		return acl, nil
-	}
-	return CannedACL(in.Canned, owner, b.Owner)
+	acl, err := ACLSpec{ACL: in.ACL, Canned: in.Canned}.Build(owner, b.Owner)
+	acl.Owner = owner
+	return acl, err
 }
 
 // storeData stores a body under a fresh chunk id and returns where it is and its MD5.
@@ -390,8 +387,24 @@ func (s *Service) OpenObject(ctx context.Context, r Requester, bucket, key strin
 }
 
 func (s *Service) openObject(ctx context.Context, r Requester, bucket, key string, perm Permission) (*Object, error) {
-	s.blobMu.Lock()
-	defer s.blobMu.Unlock()
+	for attempt := 0; ; attempt++ {
+		o, err := s.tryOpen(ctx, r, bucket, key, perm)
+		if !errors.Is(err, errBlobGone) || attempt == 3 {
+			return o, err
+		}
+	}
+}
+
+// errBlobGone means a blob of the manifest a reader saw was collected before the
+// reader pinned it: the object changed meanwhile, and reading again finds the new one.
+var errBlobGone = errors.New("s3: the object changed while being opened")
+
+// tryOpen reads the manifest from a fresh snapshot (chunk records need nothing more:
+// the snapshot keeps them) and pins its blobs. No lock is held while reading; the
+// collector's removal count, read before the snapshot, tells whether a blob may have
+// gone between the snapshot and the pin (only then are the files looked at).
+func (s *Service) tryOpen(ctx context.Context, r Requester, bucket, key string, perm Permission) (*Object, error) {
+	removed := s.blobsRemoved.Load()
 	snap, err := s.db.NewSnapshot()
 	if err != nil {
 		return nil, wrapf(err, "open %s/%s", bucket, key)
@@ -402,15 +415,32 @@ func (s *Service) openObject(ctx context.Context, r Requester, bucket, key strin
 		return nil, err
 	}
 	o := &Object{Manifest: m, s: s, snap: snap, extents: m.Extents()}
+	var blobs []string
 	for _, e := range o.extents {
 		if e.Blob {
-			if s.cfg.Blobs == nil {
-				o.closeLocked()
-				return nil, fmt.Errorf("s3: %s/%s: the data is in a blob and no blob store is configured", bucket, key)
+			blobs = append(blobs, e.ID)
+		}
+	}
+	if len(blobs) == 0 {
+		return o, nil
+	}
+	if s.cfg.Blobs == nil {
+		o.Close()
+		return nil, fmt.Errorf("s3: %s/%s: the data is in a blob and no blob store is configured", bucket, key)
+	}
+	s.blobMu.Lock()
+	for _, id := range blobs {
+		s.readers[id]++ // the collector leaves a pinned blob alone
+	}
+	o.pinned = blobs
+	s.blobMu.Unlock()
+	if s.blobsRemoved.Load() != removed {
+		for _, id := range blobs {
+			raw, _ := hex.DecodeString(id)
+			if !s.cfg.Blobs.Exists(raw) {
+				o.Close()
+				return nil, errBlobGone
 			}
-			// Pinned under blobMu: the collector leaves a pinned blob alone.
-			s.readers[e.ID]++
-			o.pinned = append(o.pinned, e.ID)
 		}
 	}
 	return o, nil
@@ -421,26 +451,24 @@ func (o *Object) Close() {
 	if o.s == nil {
 		return
 	}
-	o.s.blobMu.Lock()
-	defer o.s.blobMu.Unlock()
-	o.closeLocked()
-}
-
-func (o *Object) closeLocked() {
-	wake := false
-	for _, id := range o.pinned {
-		if o.s.readers[id]--; o.s.readers[id] <= 0 {
-			delete(o.s.readers, id)
-			wake = true
-		}
-	}
-	o.pinned = nil
 	if o.snap != nil {
 		o.snap.Release()
 		o.snap = nil
 	}
-	if wake {
-		o.s.gc.wake() // a blob the collector skipped may be free now
+	if len(o.pinned) > 0 {
+		wake := false
+		o.s.blobMu.Lock()
+		for _, id := range o.pinned {
+			if o.s.readers[id]--; o.s.readers[id] <= 0 {
+				delete(o.s.readers, id)
+				wake = true
+			}
+		}
+		o.s.blobMu.Unlock()
+		o.pinned = nil
+		if wake {
+			o.s.gc.wake() // a blob the collector skipped may be free now
+		}
 	}
 	o.s = nil
 }
@@ -584,9 +612,10 @@ func (s *Service) ObjectACL(ctx context.Context, r Requester, bucket, key string
 	return m.ACL.Clone(), nil
 }
 
-// SetObjectACL replaces the object's ACL (WRITE_ACP on the object). The ACL's owner
-// must be the object's owner (empty means the object's owner).
-func (s *Service) SetObjectACL(ctx context.Context, r Requester, bucket, key string, acl ACL) error {
+// SetObjectACL replaces the object's ACL (WRITE_ACP on the object). An explicit ACL's
+// owner must be the object's owner (empty means the object's owner); a canned one is
+// built for the object's owner and its bucket's.
+func (s *Service) SetObjectACL(ctx context.Context, r Requester, bucket, key string, spec ACLSpec) error {
 	b, err := s.Bucket(ctx, bucket)
 	if err != nil {
 		return err
@@ -603,6 +632,10 @@ func (s *Service) SetObjectACL(ctx context.Context, r Requester, bucket, key str
 	}
 	if !s.allowed(b, &m.ACL, r, ActionPutObjectACL, key, PermWriteACP) {
 		return errAccessDenied
+	}
+	acl, err := spec.Build(m.Owner, b.Owner)
+	if err != nil {
+		return err
 	}
 	if acl.Owner.ID != "" && acl.Owner.ID != m.Owner.ID {
 		return errAccessDenied

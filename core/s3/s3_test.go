@@ -560,11 +560,11 @@ func TestObjectACLs(t *testing.T) {
 	}
 	// Only the object's owner (WRITE_ACP) changes its ACL, and not to another owner.
 	pub, _ := CannedACL(CannedPublicRead, Owner{}, Owner{})
-	wantCode(t, s.SetObjectACL(ctx, alice, "open", "bobs", pub), AccessDenied)
+	wantCode(t, s.SetObjectACL(ctx, alice, "open", "bobs", ACLSpec{ACL: &pub}), AccessDenied)
 	pub.Owner = Owner{ID: alice.ID}
-	wantCode(t, s.SetObjectACL(ctx, bob, "open", "bobs", pub), AccessDenied)
+	wantCode(t, s.SetObjectACL(ctx, bob, "open", "bobs", ACLSpec{ACL: &pub}), AccessDenied)
 	pub.Owner = Owner{}
-	if err := s.SetObjectACL(ctx, bob, "open", "bobs", pub); err != nil {
+	if err := s.SetObjectACL(ctx, bob, "open", "bobs", ACLSpec{ACL: &pub}); err != nil {
 		t.Fatal(err)
 	}
 	if got := read(t, s, AnonymousRequester, "open", "bobs"); string(got) != "b" {
@@ -578,13 +578,13 @@ func TestObjectACLs(t *testing.T) {
 	wantCode(t, err, AccessDenied)
 	// Bucket ACL: READ_ACP for the owner; a new ACL with the owner's grants removed
 	// still lets the owner change it back.
-	if err := s.SetBucketACL(ctx, alice, "open", ACL{}); err != nil {
+	if err := s.SetBucketACL(ctx, alice, "open", ACLSpec{ACL: &ACL{}}); err != nil {
 		t.Fatal(err)
 	}
 	_, err = s.ListObjects(ctx, alice, "open", ListOptions{MaxKeys: 1})
 	wantCode(t, err, AccessDenied)
 	priv, _ := CannedACL("", Owner{ID: alice.ID}, Owner{})
-	if err := s.SetBucketACL(ctx, alice, "open", priv); err != nil {
+	if err := s.SetBucketACL(ctx, alice, "open", ACLSpec{ACL: &priv}); err != nil {
 		t.Fatal(err)
 	}
 	_, err = s.PutObject(ctx, bob, "open", "again", PutInput{Body: strings.NewReader(""), Size: 0})

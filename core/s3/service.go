@@ -35,6 +35,7 @@ import (
 	"hash/maphash"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/cairnkv/cairn/core/storage"
@@ -105,10 +106,13 @@ type Service struct {
 	gc *collector
 
 	// blobMu guards readers, the count of open Objects per blob id (hex). Opening an
-	// object reads its manifest and pins its blobs under it; the collector removes only
-	// unpinned blobs, under it, so a reader never loses a blob it saw in a manifest.
+	// object pins its manifest's blobs under it; the collector removes only unpinned
+	// blobs, under it. Objects without blobs never take it.
 	blobMu  sync.Mutex
 	readers map[string]int
+	// blobsRemoved counts the blobs the collector has removed (incremented under
+	// blobMu): a reader compares it before and after opening (see tryOpen).
+	blobsRemoved atomic.Int64
 }
 
 // New opens the service on db: it queues the chunks of writes a crash interrupted for

@@ -286,7 +286,7 @@ func (s *Service) EnsureAdmin(ctx context.Context, keyID, secret string) (*User,
 		u, err = s.CreateUser(ctx, NewUser{Name: "admin", Email: "admin@" + adminDomain, KeyID: keyID, KeySecret: secret})
 		if IsCode(err, UserAlreadyExists) {
 			// An earlier admin credential's user has the address.
-			u, err = s.CreateUser(ctx, NewUser{Name: "admin", Email: "admin-" + lowerASCII(keyID) + "@" + adminDomain, KeyID: keyID, KeySecret: secret})
+			u, err = s.CreateUser(ctx, NewUser{Name: "admin", Email: "admin-" + strings.ToLower(keyID) + "@" + adminDomain, KeyID: keyID, KeySecret: secret})
 		}
 		if err != nil {
 			return nil, fmt.Errorf("s3: create admin: %w", err)

@@ -54,41 +54,41 @@ func (c *call) grantHeaders() bool {
 // for the x-amz- and the x-obj- spelling itself).
 func (c *call) headerGetter(name string) []string { return c.r.Header.Values(name) }
 
-// aclFromHeaders builds the ACL a create or write asks for: the canned ACL header, or
-// the grant headers, not both (400 InvalidRequest); neither gives private.
-func (c *call) aclFromHeaders(owner, bucketOwner s3.Owner) (s3.ACL, error) {
+// aclFromHeaders reads the ACL a create or write asks for: the canned ACL header, or
+// the grant headers, not both (400 InvalidRequest); neither asks for private. An
+// unknown canned name is 400 InvalidArgument, found here, before any body is read.
+func (c *call) aclFromHeaders() (s3.ACLSpec, error) {
 	canned := c.header("Acl")
 	if c.grantHeaders() {
 		if canned != "" {
-			return s3.ACL{}, s3.Errorf(s3.InvalidRequest, "Specifying both Canned ACLs and Header Grants is not allowed")
+			return s3.ACLSpec{}, s3.Errorf(s3.InvalidRequest, "Specifying both Canned ACLs and Header Grants is not allowed")
 		}
-		acl, _, err := s3xml.ParseGrantHeaders(c.headerGetter, owner, c.resolver())
-		return acl, err
+		acl, _, err := s3xml.ParseGrantHeaders(c.headerGetter, s3.Owner{}, c.resolver())
+		return s3.ACLSpec{ACL: &acl}, err
 	}
-	return s3.CannedACL(canned, owner, bucketOwner)
+	if _, err := s3.CannedACL(canned, s3.Owner{}, s3.Owner{}); err != nil {
+		return s3.ACLSpec{}, err
+	}
+	return s3.ACLSpec{Canned: canned}, nil
 }
 
-// aclFromRequest builds the ACL of a PUT ?acl: from the XML body, or from the headers,
-// not both. owners returns the resource's owner and its bucket's owner (for canned
-// ACLs and grant headers).
-func (c *call) aclFromRequest(owners func() (owner, bucketOwner s3.Owner, err error)) (s3.ACL, error) {
+// aclFromRequest reads the ACL of a PUT ?acl: from the XML body, or from the headers,
+// not both.
+func (c *call) aclFromRequest() (s3.ACLSpec, error) {
 	body, err := c.readXMLBody()
 	if err != nil {
-		return s3.ACL{}, err
+		return s3.ACLSpec{}, err
 	}
 	hasHeaders := c.header("Acl") != "" || c.grantHeaders()
 	if len(strings.TrimSpace(string(body))) > 0 {
 		if hasHeaders {
-			return s3.ACL{}, s3.Errorf(s3.InvalidRequest, "Specifying both an ACL document and ACL headers is not allowed")
+			return s3.ACLSpec{}, s3.Errorf(s3.InvalidRequest, "Specifying both an ACL document and ACL headers is not allowed")
 		}
-		return s3xml.ParseACL(body, c.resolver())
+		acl, err := s3xml.ParseACL(body, c.resolver())
+		return s3.ACLSpec{ACL: &acl}, err
 	}
 	if !hasHeaders {
-		return s3.ACL{}, s3.Errorf(s3.MalformedACLError, "The XML you provided was not well-formed or did not validate against our published schema")
+		return s3.ACLSpec{}, s3.Errorf(s3.MalformedACLError, "The XML you provided was not well-formed or did not validate against our published schema")
 	}
-	owner, bucketOwner, err := owners()
-	if err != nil {
-		return s3.ACL{}, err
-	}
-	return c.aclFromHeaders(owner, bucketOwner)
+	return c.aclFromHeaders()
 }

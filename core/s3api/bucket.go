@@ -141,7 +141,12 @@ func (c *call) createBucket() {
 		return
 	}
 	owner := s3.Owner{ID: c.who.ID, DisplayName: c.who.DisplayName}
-	acl, err := c.aclFromHeaders(owner, owner)
+	spec, err := c.aclFromHeaders()
+	if err != nil {
+		c.fail(err)
+		return
+	}
+	acl, err := spec.Build(owner, owner)
 	if err != nil {
 		c.fail(err)
 		return
@@ -155,18 +160,12 @@ func (c *call) createBucket() {
 }
 
 func (c *call) putBucketACL() {
-	acl, err := c.aclFromRequest(func() (s3.Owner, s3.Owner, error) {
-		b, err := c.a.svc.Bucket(c.r.Context(), c.bucket)
-		if err != nil {
-			return s3.Owner{}, s3.Owner{}, err
-		}
-		return b.Owner, b.Owner, nil
-	})
+	spec, err := c.aclFromRequest()
 	if err != nil {
 		c.fail(err)
 		return
 	}
-	if err := c.a.svc.SetBucketACL(c.r.Context(), c.who, c.bucket, acl); err != nil {
+	if err := c.a.svc.SetBucketACL(c.r.Context(), c.who, c.bucket, spec); err != nil {
 		c.fail(err)
 		return
 	}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -129,21 +130,11 @@ func (c *call) objectInput() (s3.PutInput, error) {
 	if len(in.Headers) == 0 {
 		in.Headers = nil
 	}
-	if c.grantHeaders() {
-		if c.header("Acl") != "" {
-			return s3.PutInput{}, s3.Errorf(s3.InvalidRequest, "Specifying both Canned ACLs and Header Grants is not allowed")
-		}
-		acl, err := c.aclFromHeaders(s3.Owner{ID: c.who.ID, DisplayName: c.who.DisplayName}, s3.Owner{})
-		if err != nil {
-			return s3.PutInput{}, err
-		}
-		in.ACL = &acl
-	} else {
-		in.Canned = c.header("Acl")
-		if _, err := s3.CannedACL(in.Canned, s3.Owner{}, s3.Owner{}); err != nil {
-			return s3.PutInput{}, err
-		}
+	spec, err := c.aclFromHeaders()
+	if err != nil {
+		return s3.PutInput{}, err
 	}
+	in.ACL, in.Canned = spec.ACL, spec.Canned
 	return in, nil
 }
 
@@ -197,16 +188,8 @@ func (c *call) userMeta() []s3.MetaPair {
 		}
 		meta = append(meta, s3.MetaPair{Name: n, Value: strings.Join(vs, ",")})
 	}
-	sortMeta(meta)
+	slices.SortFunc(meta, func(a, b s3.MetaPair) int { return strings.Compare(a.Name, b.Name) })
 	return meta
-}
-
-func sortMeta(m []s3.MetaPair) {
-	for i := 1; i < len(m); i++ {
-		for j := i; j > 0 && m[j].Name < m[j-1].Name; j-- {
-			m[j], m[j-1] = m[j-1], m[j]
-		}
-	}
 }
 
 func stripAWSChunked(enc string) string {
@@ -220,22 +203,12 @@ func stripAWSChunked(enc string) string {
 }
 
 func (c *call) putObjectACL() {
-	acl, err := c.aclFromRequest(func() (s3.Owner, s3.Owner, error) {
-		m, err := c.a.svc.StatObject(c.r.Context(), s3.Requester{Admin: true}, c.bucket, c.key)
-		if err != nil {
-			return s3.Owner{}, s3.Owner{}, err
-		}
-		b, err := c.a.svc.Bucket(c.r.Context(), c.bucket)
-		if err != nil {
-			return s3.Owner{}, s3.Owner{}, err
-		}
-		return m.Owner, b.Owner, nil
-	})
+	spec, err := c.aclFromRequest()
 	if err != nil {
 		c.fail(err)
 		return
 	}
-	if err := c.a.svc.SetObjectACL(c.r.Context(), c.who, c.bucket, c.key, acl); err != nil {
+	if err := c.a.svc.SetObjectACL(c.r.Context(), c.who, c.bucket, c.key, spec); err != nil {
 		c.fail(err)
 		return
 	}

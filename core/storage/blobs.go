@@ -115,6 +115,12 @@ func (b *Blobs) Open(id []byte) (*os.File, error) {
 	return f, nil
 }
 
+// Exists reports whether the blob id exists.
+func (b *Blobs) Exists(id []byte) bool {
+	_, err := os.Stat(b.path(id))
+	return err == nil
+}
+
 // Remove deletes the blob id and reports whether it existed (a blob that does not
 // exist is not an error).
 func (b *Blobs) Remove(id []byte) (bool, error) {
