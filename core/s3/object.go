@@ -395,6 +395,10 @@ func (s *Service) openObject(ctx context.Context, r Requester, bucket, key strin
 	}
 }
 
+// testHookOpened, set by tests, runs in tryOpen between reading the manifest and
+// pinning its blobs: where the collector may overtake a reader.
+var testHookOpened func()
+
 // errBlobGone means a blob of the manifest a reader saw was collected before the
 // reader pinned it: the object changed meanwhile, and reading again finds the new one.
 var errBlobGone = errors.New("s3: the object changed while being opened")
@@ -413,6 +417,9 @@ func (s *Service) tryOpen(ctx context.Context, r Requester, bucket, key string, 
 	if err != nil {
 		snap.Release()
 		return nil, err
+	}
+	if testHookOpened != nil {
+		testHookOpened()
 	}
 	o := &Object{Manifest: m, s: s, snap: snap, extents: m.Extents()}
 	var blobs []string

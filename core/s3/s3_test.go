@@ -640,3 +640,24 @@ func TestCrashedBlobWriteIsCollected(t *testing.T) {
 	}
 	db.Close()
 }
+
+// TestOpenRacesCollector: the collector removes the blob of the manifest a reader has
+// just read, before the reader pins it; the reader opens the new version instead.
+func TestOpenRacesCollector(t *testing.T) {
+	s, _ := newTestServiceBlobs(t, true)
+	alice := mustUser(t, s, "alice")
+	mustBucket(t, s, alice, "race", "")
+	put(t, s, alice, "race", "k", bytes.Repeat([]byte("a"), 100))
+	testHookOpened = func() {
+		testHookOpened = nil // once
+		put(t, s, alice, "race", "k", bytes.Repeat([]byte("b"), 100))
+		waitCollected(t, s) // the first version's blob is gone
+	}
+	t.Cleanup(func() { testHookOpened = nil })
+	if got := read(t, s, alice, "race", "k"); !bytes.Equal(got, bytes.Repeat([]byte("b"), 100)) {
+		t.Fatalf("read %q", got)
+	}
+	if _, n := s.Collected(); n != 1 {
+		t.Fatalf("%d blobs collected", n)
+	}
+}
