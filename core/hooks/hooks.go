@@ -104,3 +104,32 @@ type Map interface {
 type Reduce interface {
 	Reduce(ctx context.Context, values []json.RawMessage, arg json.RawMessage) ([]json.RawMessage, error)
 }
+
+// MapStreamer is a Map whose runtime maps many inputs over one stream more cheaply than
+// with one call each (a process plugin: one gRPC stream instead of a round trip per
+// input). A MapReduce map phase sends its inputs through a stream when its function is
+// a MapStreamer.
+type MapStreamer interface {
+	Map
+	// OpenMapStream opens a stream for the inputs of one phase; ctx bounds the whole
+	// stream, and its end closes it.
+	OpenMapStream(ctx context.Context) (MapStream, error)
+}
+
+// MapStream maps the inputs sent on it, in order. One goroutine may Send while another
+// calls Recv.
+type MapStream interface {
+	// Send queues one input. It may block while the runtime's buffers are full. Every
+	// input of one stream has the same Arg.
+	Send(in MapInput) error
+	// Recv returns the outputs of the oldest input whose outputs have not been received
+	// yet. A *CallError of kind Failed is that input's own failure and the stream goes
+	// on; any other error ends the stream. After CloseSend and the last outputs, Recv
+	// returns io.EOF.
+	Recv() ([]json.RawMessage, error)
+	// CloseSend says no more inputs will be sent.
+	CloseSend() error
+	// Close releases the stream, abandoning inputs not yet answered. It is safe to call
+	// more than once and concurrently with Send and Recv, which then fail.
+	Close()
+}
