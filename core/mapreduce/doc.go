@@ -23,11 +23,25 @@
 // Phases are connected by bounded channels, so a bucket of a million keys streams
 // through a job in constant memory. A map phase calls its function on up to
 // Config.Workers inputs at once and passes their outputs on in input order, so results
-// are deterministic. Function calls across all jobs are limited by Config.MaxCalls and
-// running jobs by Config.MaxJobs (a job waits for a slot within its own timeout). A
-// reduce phase holds its previous output and one batch (20 values by default);
-// results answered in one body and a reduce phase's values are bounded by
-// Config.MaxResultBytes.
+// are deterministic.
+//
+// A map phase whose function is a hooks.MapStreamer (a process plugin, for which a
+// call per input would be a round trip per input) and is not JavaScript streams its
+// inputs instead: it opens one stream when its first input comes (a phase without
+// inputs opens none); a sender goroutine reads each input's object and sends it, at
+// most 512 inputs ahead of the outputs received; the phase receives each input's
+// outputs in order and passes them on as above, so its results and its errors (the
+// failing input's *PhaseError) are those of one call per input. The stream is closed
+// when the phase ends, however it ends.
+//
+// Function calls across all jobs are limited by Config.MaxCalls and running jobs by
+// Config.MaxJobs (a job waits for a slot within its own timeout). A streamed phase
+// counts as one call while it opens its stream and while it waits for outputs; it gives
+// its call slot back while it waits for its input or for the next phase, since a slot
+// held there could deadlock a job whose other phases need one (a reduce after it, a
+// map before it). A reduce phase holds its previous output and one batch (20 values
+// by default); results answered in one body and a reduce phase's values are bounded
+// by Config.MaxResultBytes.
 //
 // # Cancellation
 //

@@ -40,10 +40,11 @@ type Config struct {
 	// MaxJobs is the most jobs that run at once (DefaultMaxJobs).
 	MaxJobs int
 	// MaxCalls is the most map and reduce function calls in progress at once across
-	// all jobs (default 4 × GOMAXPROCS).
+	// all jobs (default 4 × GOMAXPROCS). A streamed map phase counts as one call while
+	// it waits for its stream's outputs.
 	MaxCalls int
 	// Workers is the number of concurrent calls one map phase makes (default
-	// 2 × GOMAXPROCS).
+	// 2 × GOMAXPROCS); a streamed map phase makes one stream instead.
 	Workers int
 	// MaxResultBytes bounds the kept results of a job that is answered in one body,
 	// and the values one reduce phase holds (DefaultMaxResultBytes).
@@ -383,9 +384,10 @@ func reduceBatch(arg json.RawMessage) int {
 // not grow with its number of inputs: inputs are listed from one snapshot as the first
 // phase consumes them; objects are read when a phase needs them (through the key-value
 // service, so a map sees the object's current value); a map phase calls its function
-// on up to Config.Workers inputs at once and passes their outputs on in input order; a
-// reduce phase holds one batch and its previous output. Run returns when every
-// goroutine of the job has stopped.
+// on up to Config.Workers inputs at once, or streams its inputs to a function that is a
+// hooks.MapStreamer, and passes their outputs on in input order; a reduce phase holds
+// one batch and its previous output. Run returns when every goroutine of the job has
+// stopped.
 //
 // Errors: *PhaseError (a function failed or a phase broke a limit), ErrTimeout, the
 // context's error when the caller's context ended, emit's error, or a storage error.
@@ -543,7 +545,8 @@ func (e *Execution) produce(ctx context.Context, out chan<- item) error {
 	return nil
 }
 
-// runStage runs one phase until its input closes.
+// runStage runs one phase until its input closes. A map phase whose function streams
+// (and is not JavaScript) runs with streamMap, any other with one call per input.
 func (e *Execution) runStage(ctx context.Context, st *stage, in <-chan item, results chan<- result) error {
 	switch {
 	case st.p == nil: // the empty query's pass-through
@@ -551,6 +554,9 @@ func (e *Execution) runStage(ctx context.Context, st *stage, in <-chan item, res
 			return []item{it}, nil
 		})
 	case st.kind == Map:
+		if ms, ok := st.mapFn.(hooks.MapStreamer); ok && !st.js {
+			return e.streamMap(ctx, st, ms, in, results)
+		}
 		return e.ordered(ctx, st, in, results, e.s.cfg.Workers, func(ctx context.Context, it item) ([]item, error) {
 			return e.mapOne(ctx, st, it)
 		})
@@ -800,8 +806,7 @@ func (e *Execution) call(ctx context.Context, f func(context.Context) error) (er
 	defer func() {
 		<-e.s.calls
 		if r := recover(); r != nil {
-			e.s.log.Error("mapreduce: function panicked", "panic", r)
-			err = &hooks.CallError{Kind: hooks.Crashed, Err: fmt.Errorf("panic: %v", r)}
+			err = e.panicked(r)
 		}
 	}()
 	return f(ctx)

@@ -140,6 +140,38 @@ func testFuncs(rec *recorder) map[string]any {
 			time.Sleep(time.Duration(rand.IntN(300)) * time.Microsecond)
 			return []json.RawMessage{str2json(in.Object.Key)}, nil
 		}),
+		// failarg: fails on the object whose key is the phase's argument.
+		"t:failarg": fakeMap(func(_ context.Context, in hooks.MapInput) ([]json.RawMessage, error) {
+			if in.Object == nil {
+				return nil, nil
+			}
+			if string(str2json(in.Object.Key)) == string(in.Arg) {
+				return nil, &hooks.CallError{Kind: hooks.Failed, Module: "t", Function: "failarg", Err: errors.New("boom on " + in.Object.Key)}
+			}
+			return []json.RawMessage{str2json(valueOf(in.Object))}, nil
+		}),
+		// self: [[bucket, key, keydata]] of the input (found or not), for chaining map phases.
+		"t:self": fakeMap(func(_ context.Context, in hooks.MapInput) ([]json.RawMessage, error) {
+			b, k := "", ""
+			if in.Object != nil {
+				b, k = in.Object.Bucket, in.Object.Key
+			} else {
+				b, k = in.NotFound.Bucket, in.NotFound.Key
+			}
+			kd := json.RawMessage("null")
+			if in.KeyData != nil {
+				kd = in.KeyData
+			}
+			return []json.RawMessage{raw(`[` + string(str2json(b)) + `,` + string(str2json(k)) + `,` + string(kd) + `]`)}, nil
+		}),
+		// mixed: like self, but the object whose key is the argument gives a number (not
+		// an input of a map phase).
+		"t:mixed": fakeMap(func(_ context.Context, in hooks.MapInput) ([]json.RawMessage, error) {
+			if in.Object != nil && string(str2json(in.Object.Key)) == string(in.Arg) {
+				return []json.RawMessage{raw(`42`)}, nil
+			}
+			return []json.RawMessage{raw(`[` + string(str2json(in.Object.Bucket)) + `,` + string(str2json(in.Object.Key)) + `]`)}, nil
+		}),
 		"t:fail": fakeMap(func(_ context.Context, in hooks.MapInput) ([]json.RawMessage, error) {
 			return nil, &hooks.CallError{Kind: hooks.Failed, Module: "t", Function: "fail", Err: errors.New("boom")}
 		}),
@@ -224,18 +256,51 @@ type env struct {
 	kv  *kv.Service
 	mr  *Service
 	rec *recorder
+	// streamers are the streaming functions of the registry.
+	streamers []*fakeStreamer
 }
 
 // newEnv returns a store with the bucket type "t" and a MapReduce service whose
-// registry has the fake functions (and the fake JavaScript runtime unless noJS).
-func newEnv(t *testing.T, cfg Config, noJS bool) *env {
+// registry has the fake functions (and the fake JavaScript runtime unless noJS). Every
+// map function "t:F" has a streaming twin "s:F" (see fakeStreamer).
+func newEnv(t testing.TB, cfg Config, noJS bool) *env {
+	t.Helper()
+	return newEnvWith(t, cfg, noJS, nil)
+}
+
+// newEnvWith is newEnv with more functions: extra ("mod:fun" → implementation) adds
+// to the fake runtime's functions, and "js:Name" entries to the JavaScript runtime's.
+func newEnvWith(t testing.TB, cfg Config, noJS bool, extra map[string]any) *env {
 	t.Helper()
 	rec := &recorder{start: make(chan struct{}, 1)}
 	funcs := testFuncs(rec)
+	for k, f := range funcs {
+		if m, ok := f.(fakeMap); ok && strings.HasPrefix(k, "t:") {
+			funcs["s:"+k[2:]] = newStreamer(m, streamOpts{})
+		}
+	}
+	jsFuncs := map[string]any{"Fake.value": funcs["t:value"], "Fake.sum": funcs["t:sum"], "fake-source": funcs["t:value"]}
+	for k, f := range extra {
+		if name, ok := strings.CutPrefix(k, "js:"); ok {
+			jsFuncs[name] = f
+		} else {
+			funcs[k] = f
+		}
+	}
+	var streamers []*fakeStreamer
+	for _, f := range funcs {
+		if fs, ok := f.(*fakeStreamer); ok {
+			streamers = append(streamers, fs)
+		}
+	}
+	for _, f := range jsFuncs {
+		if fs, ok := f.(*fakeStreamer); ok {
+			streamers = append(streamers, fs)
+		}
+	}
 	providers := []hooks.Provider{&fakeProvider{kind: hooks.KindNative, funcs: funcs}}
 	if !noJS {
-		providers = append(providers, &fakeJS{funcs: map[string]any{
-			"Fake.value": funcs["t:value"], "Fake.sum": funcs["t:sum"], "fake-source": funcs["t:value"]}})
+		providers = append(providers, &fakeJS{funcs: jsFuncs})
 	}
 	reg := hooks.NewRegistry(providers...)
 	db, err := storage.Open(t.TempDir(), storage.Options{NoSync: true})
@@ -256,10 +321,18 @@ func newEnv(t *testing.T, cfg Config, noJS bool) *env {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	return &env{kv: svc, mr: New(svc, reg, cfg), rec: rec}
+	mr := New(svc, reg, cfg)
+	for _, fs := range streamers {
+		fs.onRecv = func() {
+			if len(mr.calls) == 0 {
+				fs.fault("Recv while the phase holds no call slot")
+			}
+		}
+	}
+	return &env{kv: svc, mr: mr, rec: rec, streamers: streamers}
 }
 
-func (e *env) put(t *testing.T, typ, bucket, key, value string, links ...core.Link) {
+func (e *env) put(t testing.TB, typ, bucket, key, value string, links ...core.Link) {
 	t.Helper()
 	_, err := e.kv.Put(context.Background(), &kv.PutRequest{Type: typ, Bucket: bucket, Key: key,
 		Value: core.Sibling{Value: []byte(value), ContentType: "text/plain", Links: links,
@@ -270,12 +343,12 @@ func (e *env) put(t *testing.T, typ, bucket, key, value string, links ...core.Li
 }
 
 // run runs a job and returns its whole-body result.
-func (e *env) run(t *testing.T, body string) (string, error) {
+func (e *env) run(t testing.TB, body string) (string, error) {
 	t.Helper()
 	return e.runCtx(context.Background(), t, body)
 }
 
-func (e *env) runCtx(ctx context.Context, t *testing.T, body string) (string, error) {
+func (e *env) runCtx(ctx context.Context, t testing.TB, body string) (string, error) {
 	t.Helper()
 	job, err := ParseJob([]byte(body))
 	if err != nil {
@@ -293,7 +366,7 @@ func (e *env) runCtx(ctx context.Context, t *testing.T, body string) (string, er
 	return string(c.Body()), nil
 }
 
-func (e *env) mustRun(t *testing.T, body, want string) {
+func (e *env) mustRun(t testing.TB, body, want string) {
 	t.Helper()
 	got, err := e.run(t, body)
 	if err != nil {
