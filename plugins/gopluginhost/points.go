@@ -1,0 +1,278 @@
+package gopluginhost
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/cairnkv/cairn/core"
+	"github.com/cairnkv/cairn/core/hooks"
+	"github.com/cairnkv/cairn/sdk/abi"
+	"github.com/cairnkv/cairn/sdk/goplugin/hookspb"
+)
+
+// fn names one function of one plugin.
+type fn struct {
+	p   *plugin
+	fun string
+	// pbFun is fun as a protobuf string field may carry it (valid UTF-8).
+	pbFun string
+}
+
+// instance returns the process to call, or the error of a plugin that is not up
+// (counted, with the call).
+func (f fn) instance() (*instance, error) {
+	inst := f.p.cur.Load()
+	if inst != nil && !inst.exited.Load() {
+		return inst, nil
+	}
+	if inst != nil {
+		f.p.poke()
+	}
+	f.p.stats.calls.Add(1)
+	return nil, f.finish(f.p.unavailable())
+}
+
+// unavailable is the error of a call to a plugin that is not up.
+func (p *plugin) unavailable() *hooks.CallError {
+	if p.h.stopping() {
+		return &hooks.CallError{Kind: hooks.Unavailable, Err: ErrClosed}
+	}
+	p.mu.Lock()
+	state, last, until := p.state, p.lastErr, p.openUntil
+	p.mu.Unlock()
+	if state == StateUp {
+		state = StateDown // its process just exited; the supervisor has not noticed yet
+	}
+	msg := fmt.Sprintf("plugin %s is %s", p.name, state)
+	if state == StateOpen {
+		msg += fmt.Sprintf(" (circuit breaker open after repeated failures; next start at %s)", until.Format(time.RFC3339))
+	}
+	if last != "" {
+		msg += "; last error: " + last
+	}
+	return &hooks.CallError{Kind: hooks.Unavailable, Err: fmt.Errorf("%s", msg)}
+}
+
+// finish fills in the module and function of ce and counts it.
+func (f fn) finish(ce *hooks.CallError) error {
+	ce.Module, ce.Function = f.p.name, f.fun
+	f.p.stats.failed(ce.Kind)
+	return ce
+}
+
+// fail turns the error of a gRPC call at point pt into a counted *hooks.CallError.
+// parent is the caller's context, call the call's (with the point's deadline): an
+// error that comes back after that deadline passed is a timeout, whatever the plugin
+// made of it.
+func (f fn) fail(parent, call context.Context, pt hooks.Point, err error) error {
+	if parent.Err() == nil && errors.Is(call.Err(), context.DeadlineExceeded) {
+		return f.finish(&hooks.CallError{Kind: hooks.TimedOut, Err: fmt.Errorf("no result within %s: %w", f.p.h.cfg.Timeouts[pt], context.DeadlineExceeded)})
+	}
+	return f.finish(f.p.callError(parent, pt, err))
+}
+
+func noop() {}
+
+// callCtx applies point p's deadline to ctx unless ctx ends sooner.
+func (h *Host) callCtx(ctx context.Context, p hooks.Point) (context.Context, context.CancelFunc) {
+	d := h.cfg.Timeouts[p]
+	if dl, ok := ctx.Deadline(); ok && time.Until(dl) <= d {
+		return ctx, noop
+	}
+	return context.WithTimeout(ctx, d)
+}
+
+type precommitFn struct{ fn }
+
+// Precommit implements hooks.Precommit. A rejection without a reason gets "rejected
+// by PLUGIN:FUN"; an answer of accept=false counts as such a rejection (a precommit
+// fails closed). A replacement is ignored for a delete.
+func (f precommitFn) Precommit(ctx context.Context, op hooks.Op, obj *core.Object) (hooks.Verdict, error) {
+	inst, err := f.instance()
+	if err != nil {
+		return hooks.Verdict{}, err
+	}
+	f.p.stats.calls.Add(1)
+	cctx, cancel := f.p.h.callCtx(ctx, hooks.PointPrecommit)
+	resp, err := inst.rpc.Precommit(cctx, &hookspb.HookRequest{Fun: f.pbFun, Op: pbOp(op), Object: toPBObject(obj)})
+	cancel()
+	if err != nil {
+		return hooks.Verdict{}, f.fail(ctx, cctx, hooks.PointPrecommit, err)
+	}
+	switch r := resp.GetResult().(type) {
+	case *hookspb.PrecommitResponse_Reject:
+		return f.reject(r.Reject), nil
+	case *hookspb.PrecommitResponse_Accept:
+		if !r.Accept {
+			return f.reject(""), nil
+		}
+	case *hookspb.PrecommitResponse_Replace:
+		if op == hooks.OpDelete {
+			return hooks.Verdict{}, nil
+		}
+		rep, err := replacement(obj, r.Replace)
+		if err != nil {
+			return hooks.Verdict{}, f.finish(badResult("the replacement object: %w", err))
+		}
+		return hooks.Verdict{Replace: rep}, nil
+	}
+	return hooks.Verdict{}, nil
+}
+
+func (f precommitFn) reject(reason string) hooks.Verdict {
+	reason = message(reason)
+	if reason == "" {
+		reason = fmt.Sprintf("rejected by %s:%s", f.p.name, f.fun)
+	}
+	return hooks.Verdict{Reject: true, Reason: reason}
+}
+
+type postcommitFn struct{ fn }
+
+// Postcommit implements hooks.Postcommit.
+func (f postcommitFn) Postcommit(ctx context.Context, op hooks.Op, obj *core.Object) error {
+	inst, err := f.instance()
+	if err != nil {
+		return err
+	}
+	f.p.stats.calls.Add(1)
+	cctx, cancel := f.p.h.callCtx(ctx, hooks.PointPostcommit)
+	_, err = inst.rpc.Postcommit(cctx, &hookspb.HookRequest{Fun: f.pbFun, Op: pbOp(op), Object: toPBObject(obj)})
+	cancel()
+	if err != nil {
+		return f.fail(ctx, cctx, hooks.PointPostcommit, err)
+	}
+	return nil
+}
+
+type keyFn struct{ fn }
+
+// KeyHash implements hooks.KeyFun: the plugin must answer 1 to 20 bytes.
+func (f keyFn) KeyHash(ctx context.Context, typ, bucket, key string) ([]byte, error) {
+	inst, err := f.instance()
+	if err != nil {
+		return nil, err
+	}
+	f.p.stats.calls.Add(1)
+	cctx, cancel := f.p.h.callCtx(ctx, hooks.PointKeyFun)
+	resp, err := inst.rpc.KeyHash(cctx, &hookspb.KeyHashRequest{Fun: f.pbFun, BucketType: bytesOf(typ), Bucket: bytesOf(bucket), Key: bytesOf(key)})
+	cancel()
+	if err != nil {
+		return nil, f.fail(ctx, cctx, hooks.PointKeyFun, err)
+	}
+	if n := len(resp.GetHash()); n < 1 || n > abi.KeyHashMaxBytes {
+		return nil, f.finish(badResult("a chash_keyfun returns 1 to %d bytes, not %d", abi.KeyHashMaxBytes, n))
+	}
+	return resp.GetHash(), nil
+}
+
+type linkFn struct{ fn }
+
+// Links implements hooks.LinkFun. The result is never nil.
+func (f linkFn) Links(ctx context.Context, obj *core.Object, bucket, tag string) ([]core.Link, error) {
+	inst, err := f.instance()
+	if err != nil {
+		return nil, err
+	}
+	f.p.stats.calls.Add(1)
+	cctx, cancel := f.p.h.callCtx(ctx, hooks.PointLinkFun)
+	resp, err := inst.rpc.Links(cctx, &hookspb.LinkRequest{Fun: f.pbFun, Object: toPBObject(obj), Bucket: bytesOf(bucket), Tag: bytesOf(tag)})
+	cancel()
+	if err != nil {
+		return nil, f.fail(ctx, cctx, hooks.PointLinkFun, err)
+	}
+	links := fromPBLinks(resp.GetLinks())
+	if links == nil {
+		links = []core.Link{}
+	}
+	return links, nil
+}
+
+// checkJSON checks that every value a plugin returned is JSON.
+func checkJSON(vals []json.RawMessage) *hooks.CallError {
+	for i, v := range vals {
+		if !json.Valid(v) {
+			if len(v) > 64 {
+				v = v[:64]
+			}
+			return badResult("value %d is not JSON: %q", i, v)
+		}
+	}
+	return nil
+}
+
+type mapFn struct{ fn }
+
+// Map implements hooks.Map: one input over a stream of its own.
+func (f mapFn) Map(ctx context.Context, in hooks.MapInput) ([]json.RawMessage, error) {
+	ctx, cancel := f.p.h.callCtx(ctx, hooks.PointMap)
+	defer cancel()
+	ms, err := f.open(ctx, 1)
+	if err != nil {
+		return nil, err
+	}
+	ms.unary = true
+	defer ms.Close()
+	if err := ms.Send(in); err != nil {
+		return nil, err
+	}
+	if err := ms.CloseSend(); err != nil {
+		return nil, err
+	}
+	vals, err, _ := ms.recv()
+	return vals, err
+}
+
+// OpenMapStream implements hooks.MapStreamer. The stream runs on the plugin's current
+// process (a plugin that is not up fails at once with hooks.Unavailable) over
+// Config.MapStreams gRPC Map streams: inputs go to them round robin and outputs come
+// back in input order. Each gRPC stream holds at most Config.MapWindow inputs
+// unanswered (Send blocks beyond), and each answer must come within the map timeout,
+// or the stream ends as hooks.TimedOut. An input the plugin fails
+// (ValuesResponse.error) gives a hooks.Failed error for that input alone; the death of
+// the process ends the stream as hooks.Crashed, and so does a plugin whose Map returns
+// an error. Close cancels the gRPC streams; the stream starts no goroutine of its own.
+func (f mapFn) OpenMapStream(ctx context.Context) (hooks.MapStream, error) {
+	return f.open(ctx, f.p.h.cfg.MapStreams)
+}
+
+type reduceFn struct{ fn }
+
+// Reduce implements hooks.Reduce.
+func (f reduceFn) Reduce(ctx context.Context, vals []json.RawMessage, arg json.RawMessage) ([]json.RawMessage, error) {
+	inst, err := f.instance()
+	if err != nil {
+		return nil, err
+	}
+	f.p.stats.calls.Add(1)
+	in := make([][]byte, len(vals))
+	for i, v := range vals {
+		in[i] = v
+	}
+	cctx, cancel := f.p.h.callCtx(ctx, hooks.PointReduce)
+	resp, err := inst.rpc.Reduce(cctx, &hookspb.ReduceRequest{Fun: f.pbFun, ValuesJson: in, ArgJson: arg})
+	cancel()
+	if err != nil {
+		return nil, f.fail(ctx, cctx, hooks.PointReduce, err)
+	}
+	out := make([]json.RawMessage, len(resp.GetValuesJson()))
+	for i, v := range resp.GetValuesJson() {
+		out[i] = v // the message's own bytes, which nothing else holds
+	}
+	if ce := checkJSON(out); ce != nil {
+		return nil, f.finish(ce)
+	}
+	return out, nil
+}
+
+var (
+	_ hooks.Precommit   = precommitFn{}
+	_ hooks.Postcommit  = postcommitFn{}
+	_ hooks.KeyFun      = keyFn{}
+	_ hooks.LinkFun     = linkFn{}
+	_ hooks.MapStreamer = mapFn{}
+	_ hooks.Reduce      = reduceFn{}
+)
