@@ -3,6 +3,8 @@
 #   make test   every test (with -race when a C compiler is available for cgo)
 #   make check  formatting, vet, golangci-lint, tests, brief fuzzing, go mod tidy diff
 #   make bench  load benchmarks (Cairn vs bare net/http) and Go micro-benchmarks
+#   make proto  regenerate sdk/goplugin/hookspb from hooks.proto (needs protoc; the Go
+#               generators are installed in bin/tools)
 #   make wasm-examples  rebuild the example WebAssembly modules from source (needs their
 #                       toolchains: see wasm-examples/*/*/TOOLCHAIN)
 
@@ -17,7 +19,7 @@ RACE      := $(shell command -v gcc >/dev/null 2>&1 && echo -race)
 FUZZTIME  ?= 5s
 TEST_TIMEOUT ?= 15m
 
-.PHONY: all build run test check fmt-check vet lint fuzz tidy-check bench wasm-examples clean
+.PHONY: all build run test check fmt-check vet lint fuzz tidy-check bench wasm-examples proto clean
 
 all: build
 
@@ -71,11 +73,19 @@ tidy-check:
 check: fmt-check vet tidy-check lint test fuzz
 
 bench: build
-	$(GO) run ./cmd/cairn-bench --phases get,put,sync,burst,hook,query,s3
+	$(GO) run ./cmd/cairn-bench --phases get,put,sync,burst,hook,query,plugin,s3
 	$(GO) test -run '^$$' -bench . -benchtime 2s ./core/... ./plugins/...
 
 wasm-examples:
 	./wasm-examples/build.sh
+
+# The process-plugin contract's generated code is committed; regenerate it after editing
+# hooks.proto (protoc from Debian's protobuf-compiler).
+proto:
+	GOBIN=$(TOOLS) GOFLAGS= $(GO) install google.golang.org/protobuf/cmd/protoc-gen-go@v1.36.12
+	GOBIN=$(TOOLS) GOFLAGS= $(GO) install google.golang.org/grpc/cmd/protoc-gen-go-grpc@v1.6.2
+	cd sdk/goplugin/hookspb && PATH=$(TOOLS):$$PATH protoc --go_out=. --go_opt=paths=source_relative \
+	  --go-grpc_out=. --go-grpc_opt=paths=source_relative hooks.proto
 
 clean:
 	rm -rf bin

@@ -11,12 +11,14 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"path/filepath"
 	"runtime"
 	"runtime/pprof"
 	"strings"
 	"time"
 
 	"github.com/cairnkv/cairn/core/server"
+	"github.com/cairnkv/cairn/plugins/gopluginhost"
 	"github.com/cairnkv/cairn/plugins/wasmhost"
 )
 
@@ -51,6 +53,9 @@ type bench struct {
 	putDW0 *phaseResult
 	// host is the server's WebAssembly host (for the hook phase's pool figures).
 	host *wasmhost.Host
+	// plugins is the server's process-plugin host (the plugin phase's plugins; nil when
+	// that phase does not run).
+	plugins *gopluginhost.Host
 	// s3 is the s3 phase's section of the report.
 	s3 *s3Result
 }
@@ -131,12 +136,25 @@ func newBench(o options, out, log io.Writer) (*bench, error) {
 	cfg.CacheSize = b.o.CacheSize
 	cfg.ObjectCacheSize = b.o.ObjectCacheSize
 	logger := slog.New(slog.NewTextHandler(log, &slog.HandlerOptions{Level: slog.LevelError}))
-	ext, host, err := benchExtensions(context.Background(), dir)
+	var pcs []gopluginhost.PluginConfig
+	if o.Phases["plugin"] {
+		pdir := filepath.Join(dir, "plugins")
+		if err := os.MkdirAll(pdir, 0o755); err != nil {
+			_ = b.close()
+			return nil, err
+		}
+		var err error
+		if pcs, err = buildPlugins(pdir); err != nil {
+			_ = b.close()
+			return nil, err
+		}
+	}
+	ext, host, plugins, err := benchExtensions(context.Background(), dir, pcs, logger)
 	if err != nil {
 		_ = b.close()
 		return nil, err
 	}
-	cfg.Extensions, b.host = ext, host
+	cfg.Extensions, b.host, b.plugins = ext, host, plugins
 	srv, err := server.New(cfg, "bench", logger)
 	if err != nil {
 		_ = b.close()
@@ -205,7 +223,7 @@ func (b *bench) run(ctx context.Context) error {
 		name string
 		fn   func(context.Context) error
 	}{
-		{"get", b.phaseGet}, {"put", b.phasePut}, {"sync", b.phaseSync}, {"burst", b.phaseBurst}, {"hook", b.phaseHook}, {"query", b.phaseQuery}, {"s3", b.phaseS3},
+		{"get", b.phaseGet}, {"put", b.phasePut}, {"sync", b.phaseSync}, {"burst", b.phaseBurst}, {"hook", b.phaseHook}, {"query", b.phaseQuery}, {"plugin", b.phasePlugin}, {"s3", b.phaseS3},
 	}
 	for _, s := range steps {
 		if !b.o.Phases[s.name] {

@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -15,6 +17,7 @@ import (
 
 	"github.com/cairnkv/cairn/core/hooks"
 	"github.com/cairnkv/cairn/core/server"
+	"github.com/cairnkv/cairn/plugins/gopluginhost"
 	"github.com/cairnkv/cairn/plugins/native"
 	"github.com/cairnkv/cairn/plugins/wasmhost"
 )
@@ -22,13 +25,26 @@ import (
 // hookBucket is the bucket whose PUTs run the WebAssembly precommit.
 const hookBucket = "bench_hook"
 
-// benchExtensions gives the benchmarked server the runtimes cmd/cairn gives it.
-func benchExtensions(ctx context.Context, dataDir string) (*server.Extensions, *wasmhost.Host, error) {
+// benchExtensions gives the benchmarked server the runtimes cmd/cairn gives it: the
+// built-ins, the WebAssembly host and the process plugins pcs.
+func benchExtensions(ctx context.Context, dataDir string, pcs []gopluginhost.PluginConfig, log *slog.Logger) (
+	*server.Extensions, *wasmhost.Host, *gopluginhost.Host, error) {
 	host, err := wasmhost.New(ctx, wasmhost.Config{CacheDir: filepath.Join(dataDir, "wasm-cache")})
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
-	return &server.Extensions{Providers: []hooks.Provider{native.New(), host}, Loader: host, Close: host.Close}, host, nil
+	plugins, err := gopluginhost.New(ctx, gopluginhost.Config{Plugins: pcs, Logger: log})
+	if err != nil {
+		_ = host.Close(ctx)
+		return nil, nil, nil, err
+	}
+	return &server.Extensions{
+		Providers: []hooks.Provider{native.New(), host, plugins},
+		Loader:    host,
+		Close: func(ctx context.Context) error {
+			return errors.Join(host.Close(ctx), plugins.Close(ctx))
+		},
+	}, host, plugins, nil
 }
 
 // userValues returns count JSON documents of about n bytes that satisfy the schema of

@@ -38,7 +38,13 @@ type options struct {
 	// HookModule and HookFunction are the hook phase's precommit with a target;
 	// HookModuleHeavy is the Rust JSON-schema validator, measured for information.
 	HookModule, HookFunction, HookModuleHeavy string
-	SettleMax                                 time.Duration
+	// MRObjects is the number of objects of the plugin phase's MapReduce jobs; MRModule
+	// the WebAssembly twin of the wordcount plugin.
+	MRObjects int
+	MRModule  string
+	// MRFixture is the WebAssembly module whose map "values" does no work.
+	MRFixture string
+	SettleMax time.Duration
 	// QueryKeys is the size of the query phase's bucket (listing and 2i).
 	QueryKeys int
 	Slices    int
@@ -56,7 +62,7 @@ type options struct {
 
 var errHelp = errors.New("help requested")
 
-var allPhases = []string{"get", "put", "sync", "burst", "hook", "query", "s3"}
+var allPhases = []string{"get", "put", "sync", "burst", "hook", "query", "plugin", "s3"}
 
 // defaultPhases run when --phases is not given: all but s3, which `make bench` asks for.
 var defaultPhases = allPhases[:len(allPhases)-1]
@@ -87,6 +93,9 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.StringVar(&o.HookModule, "hook-module", "wasm-examples/c/malicious/malicious.wasm", "WebAssembly module of the hook phase's precommit with the 0.85 target")
 	fs.StringVar(&o.HookFunction, "hook-function", "ok", "that precommit's function")
 	fs.StringVar(&o.HookModuleHeavy, "hook-module-heavy", "wasm-examples/rust/json-schema-precommit/json-schema-precommit.wasm", "a precommit doing real work, measured without a target (function validate; values are JSON documents its schema accepts; empty: skip)")
+	fs.IntVar(&o.MRObjects, "mr-objects", 100000, "objects the plugin phase's MapReduce jobs read")
+	fs.StringVar(&o.MRFixture, "mr-fixture", "plugins/wasmhost/testdata/hooks.wasm", "WebAssembly module whose map \"values\" does no work (the plugin phase's target comparison)")
+	fs.StringVar(&o.MRModule, "mr-module", "wasm-examples/go/wordcount-map/wordcount-map.wasm", "WebAssembly twin of the wordcount plugin (functions wordcount and sum_counts)")
 	fs.IntVar(&o.QueryKeys, "query-keys", 1_000_000, "objects (each with one _int and one _bin index entry) listed and queried in the query phase")
 	fs.IntVar(&o.Slices, "slices", 5, "measure each compared pair in this many alternating slices (1: one after the other)")
 	o.S3Small, o.S3Large, o.S3Big = 4<<10, 4<<20, 1<<30
@@ -121,6 +130,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 			"burst":        func() { o.Burst = 20000 },
 			"slices":       func() { o.Slices = 1 },
 			"query-keys":   func() { o.QueryKeys = 20000 },
+			"mr-objects":   func() { o.MRObjects = 10000 },
 			"s3-duration":  func() { o.S3Duration = time.Second },
 			"s3-big":       func() { o.S3Big = 256 << 20 },
 			"s3-multipart": func() { o.S3Multipart = 512 << 20 },

@@ -54,6 +54,7 @@ func options() []option {
 			func(c *server.Config) string { return strconv.Itoa(c.WASMMemoryPages) },
 			func(c *server.Config, v string) (err error) { c.WASMMemoryPages, err = strconv.Atoi(v); return }},
 		strOpt("modules-dir", "directory of *.wasm modules registered at start under their file names", func(c *server.Config) *string { return &c.ModulesDir }),
+		strOpt("plugins-dir", "directory of process plugins started at boot (each executable NAME must be listed in its SHA256SUMS)", func(c *server.Config) *string { return &c.PluginsDir }),
 		strOpt("admin-key-id", "admin credential key id (default: from <data-dir>/admin-credentials.json, created at first start)", func(c *server.Config) *string { return &c.AdminKeyID }),
 		strOpt("admin-key-secret", "admin credential secret (set together with --admin-key-id)", func(c *server.Config) *string { return &c.AdminKeySecret }),
 		{"max-object-size", "largest value stored, in bytes",
@@ -191,6 +192,14 @@ func applyFile(cfg *server.Config, path string, opts []option) error {
 		known[o.name] = o
 	}
 	for k, raw := range m {
+		if k == "plugins" { // a list, not a flag
+			dec := json.NewDecoder(bytes.NewReader(raw))
+			dec.DisallowUnknownFields()
+			if err := dec.Decode(&cfg.Plugins); err != nil {
+				return fmt.Errorf("config file %s: plugins: %w", path, err)
+			}
+			continue
+		}
 		o, ok := known[k]
 		if !ok {
 			return fmt.Errorf("config file %s: unknown setting %q", path, k)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/cairnkv/cairn/core/hooks"
 	"github.com/cairnkv/cairn/core/server"
+	"github.com/cairnkv/cairn/plugins/gopluginhost"
 	"github.com/cairnkv/cairn/plugins/jsvm"
 	"github.com/cairnkv/cairn/plugins/native"
 	"github.com/cairnkv/cairn/plugins/wasmhost"
@@ -17,8 +18,9 @@ import (
 
 // extensions builds the extension runtimes the server runs hooks with: the native
 // built-ins first, then the WebAssembly host, whose compilation cache lives under the
-// data directory, then the JavaScript runtime (which has no module names: it serves
-// {"name": N} hooks and JavaScript MapReduce phases).
+// data directory, then the process plugins (started now), then the JavaScript runtime
+// (which has no module names: it serves {"name": N} hooks and JavaScript MapReduce
+// phases).
 func extensions(ctx context.Context, cfg server.Config, log *slog.Logger) (*server.Extensions, error) {
 	dir, err := filepath.Abs(cfg.DataDir)
 	if err != nil {
@@ -33,6 +35,11 @@ func extensions(ctx context.Context, cfg server.Config, log *slog.Logger) (*serv
 	if err != nil {
 		return nil, fmt.Errorf("webassembly host: %w", err)
 	}
+	plugins, err := processPlugins(ctx, cfg, log)
+	if err != nil {
+		_ = host.Close(ctx)
+		return nil, err
+	}
 	js, err := jsvm.New(jsvm.Config{
 		SourceDir:   cfg.JSSourceDir,
 		MemoryLimit: int64(cfg.JSMemoryMB) << 20,
@@ -43,20 +50,70 @@ func extensions(ctx context.Context, cfg server.Config, log *slog.Logger) (*serv
 	})
 	if err != nil {
 		_ = host.Close(ctx)
+		_ = plugins.Close(ctx)
 		return nil, fmt.Errorf("javascript runtime: %w", err)
 	}
 	return &server.Extensions{
-		Providers: []hooks.Provider{native.New(native.Options{Dialect: cfg.Dialect}), host, js},
+		Providers: []hooks.Provider{native.New(native.Options{Dialect: cfg.Dialect}), host, plugins, js},
 		Loader:    host,
 		Stats: func() map[string]any {
 			m := wasmStats(host.Stats())
 			maps.Copy(m, jsStats(js.Stats()))
+			maps.Copy(m, pluginStats(plugins.Stats()))
 			return m
 		},
 		Close: func(ctx context.Context) error {
-			return errors.Join(host.Close(ctx), js.Close(ctx))
+			return errors.Join(host.Close(ctx), plugins.Close(ctx), js.Close(ctx))
 		},
 	}, nil
+}
+
+// processPlugins starts the process plugins of --plugins-dir and of the config file.
+// With none configured the host runs nothing.
+func processPlugins(ctx context.Context, cfg server.Config, log *slog.Logger) (*gopluginhost.Host, error) {
+	var pcs []gopluginhost.PluginConfig
+	if cfg.PluginsDir != "" {
+		fromDir, err := gopluginhost.FromDir(cfg.PluginsDir)
+		if err != nil {
+			return nil, fmt.Errorf("plugins dir: %w", err)
+		}
+		pcs = append(pcs, fromDir...)
+	}
+	for _, p := range cfg.Plugins {
+		pcs = append(pcs, gopluginhost.PluginConfig{Name: p.Name, Command: p.Command, SHA256: p.SHA256, Env: p.Env})
+	}
+	h, err := gopluginhost.New(ctx, gopluginhost.Config{Plugins: pcs, Logger: log})
+	if err != nil {
+		return nil, fmt.Errorf("process plugins: %w", err)
+	}
+	for _, name := range h.Names() {
+		log.Info("process plugin configured", "plugin", name)
+	}
+	return h, nil
+}
+
+// pluginStats turns the plugin host's figures into /stats keys: totals, and per plugin
+// its state, process id, restarts, calls and failures.
+func pluginStats(st gopluginhost.Stats) map[string]any {
+	var calls, failures int64
+	m := map[string]any{"plugins": len(st.Plugins)}
+	for _, p := range st.Plugins {
+		var f int64
+		for _, n := range p.Failures {
+			f += n
+		}
+		calls += p.Calls
+		failures += f
+		pre := "plugin_" + p.Name + "_"
+		m[pre+"state"] = string(p.State)
+		m[pre+"pid"] = p.PID
+		m[pre+"restarts_total"] = p.Restarts
+		m[pre+"calls_total"] = p.Calls
+		m[pre+"failures_total"] = f
+	}
+	m["plugin_calls_total"] = calls
+	m["plugin_failures_total"] = failures
+	return m
 }
 
 // jsStats turns the JavaScript runtime's counters into /stats keys.

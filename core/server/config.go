@@ -75,6 +75,13 @@ type Config struct {
 	// call (0: the runtime's defaults, 5s and 100ms).
 	JSTimeout     time.Duration `json:"js-timeout"`
 	JSHookTimeout time.Duration `json:"js-hook-timeout"`
+	// PluginsDir, if set, is a directory of process plugins started at boot: every
+	// executable file NAME in it is plugin NAME, and must be listed with its SHA-256 in
+	// the directory's SHA256SUMS file (the output of sha256sum).
+	PluginsDir string `json:"plugins-dir"`
+	// Plugins are process plugins named in the config file (key "plugins"), started at
+	// boot beside those of PluginsDir.
+	Plugins []PluginSpec `json:"plugins"`
 	// AdminKeyID and AdminKeySecret set the admin credential; when empty it is read from
 	// (or created at first start in) <data-dir>/admin-credentials.json.
 	AdminKeyID     string `json:"admin-key-id"`
@@ -87,6 +94,30 @@ type Config struct {
 	// Extensions are the extension runtimes (injected by cmd/cairn; core never imports
 	// plugins). Nil: hooks are stored and shape-checked but not run.
 	Extensions *Extensions `json:"-"`
+}
+
+// PluginSpec configures one process plugin (a hashicorp/go-plugin program).
+type PluginSpec struct {
+	// Name is the module name bucket properties call it by ({"mod": NAME}).
+	Name string `json:"name"`
+	// Command is the program and its arguments; the program's SHA-256 must be SHA256.
+	Command []string `json:"command"`
+	// SHA256 is the lower-case hex SHA-256 of the program, checked before every start.
+	SHA256 string `json:"sha256"`
+	// Env adds variables to the plugin's environment (which is otherwise the server's).
+	Env map[string]string `json:"env,omitempty"`
+}
+
+func (p PluginSpec) validate() error {
+	switch {
+	case p.Name == "":
+		return fmt.Errorf("a plugin needs a name")
+	case len(p.Command) == 0 || p.Command[0] == "":
+		return fmt.Errorf("plugin %q needs a command", p.Name)
+	case len(p.SHA256) != 64 || strings.Trim(strings.ToLower(p.SHA256), "0123456789abcdef") != "":
+		return fmt.Errorf("plugin %q: sha256 must be the program's SHA-256 in 64 hex digits", p.Name)
+	}
+	return nil
 }
 
 // Extensions are the extension runtimes the server runs hooks with.
@@ -150,6 +181,16 @@ func (c Config) Validate() error {
 		return fmt.Errorf("js-timeout and js-hook-timeout must not be negative")
 	case (c.AdminKeyID == "") != (c.AdminKeySecret == ""):
 		return fmt.Errorf("admin-key-id and admin-key-secret must be set together")
+	}
+	seen := map[string]bool{}
+	for i, p := range c.Plugins {
+		if err := p.validate(); err != nil {
+			return fmt.Errorf("plugins[%d]: %w", i, err)
+		}
+		if seen[p.Name] {
+			return fmt.Errorf("plugins[%d]: the name %q is given twice", i, p.Name)
+		}
+		seen[p.Name] = true
 	}
 	switch c.LogLevel {
 	case "debug", "info", "warn", "error":
