@@ -8,7 +8,11 @@
 //  3. PUT with dw=1: 64 concurrent writers / one writer (target >= 10: group commit);
 //  4. GET during and right after a burst of random PUTs, / the settled GET rate before
 //     it (target >= 0.3 for both);
-//  5. with --phases ...,s3 (not a default phase: `make bench` asks for it), the
+//  5. process plugins (the plugin phase): the cost of a precommit call through a
+//     plugin beside WebAssembly, PUT with a plugin precommit, and MapReduce over
+//     --mr-objects objects with the plugin's streamed map / WebAssembly (target >=
+//     0.25); it builds its plugins with `go build`;
+//  6. with --phases ...,s3 (not a default phase: `make bench` asks for it), the
 //     object-storage interface: PUT and GET of 4 KiB and 4 MiB objects, Cairn / a bare
 //     net/http server writing each object to a file (ratios, no target), and the peak
 //     RSS above idle during one streamed 1 GiB upload (target < 64 MiB).
@@ -19,7 +23,7 @@
 // Usage:
 //
 //	cairn-bench [--quick] [--duration 5s] [--loadgen auto|wrk|builtin] [--json FILE]
-//	            [--cpuprofile PREFIX] [--phases get,put,sync,burst,hook,query,s3] ...
+//	            [--cpuprofile PREFIX] [--phases get,put,sync,burst,hook,query,plugin,s3] ...
 package main
 
 import (

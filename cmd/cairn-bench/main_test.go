@@ -18,7 +18,9 @@ func TestRunTiny(t *testing.T) {
 	common := []string{"--loadgen", "builtin", "--duration", "150ms", "--warmup", "30ms", "--after", "100ms",
 		"--conns", "4", "--burst-writers", "2", "--keys", "200", "--burst", "300", "--settle-max", "1ms", "--query-keys", "3000",
 		"--hook-module", filepath.Join("..", "..", "wasm-examples", "c", "malicious", "malicious.wasm"),
-		"--hook-module-heavy", filepath.Join("..", "..", "wasm-examples", "rust", "json-schema-precommit", "json-schema-precommit.wasm")}
+		"--hook-module-heavy", filepath.Join("..", "..", "wasm-examples", "rust", "json-schema-precommit", "json-schema-precommit.wasm"),
+		"--mr-objects", "300", "--mr-module", filepath.Join("..", "..", "wasm-examples", "go", "wordcount-map", "wordcount-map.wasm"),
+		"--mr-fixture", filepath.Join("..", "..", "plugins", "wasmhost", "testdata", "hooks.wasm")}
 	args := append([]string{"--slices", "3", "--data-dir", filepath.Join(dir, "data"), "--json", jsonPath}, common...)
 	var stdout, stderr bytes.Buffer
 	if code := run(context.Background(), args, &stdout, &stderr); code != 0 {
@@ -26,7 +28,8 @@ func TestRunTiny(t *testing.T) {
 	}
 	out := stdout.String()
 	for _, want := range []string{"GOMAXPROCS=", "nproc=", "loadgen: builtin", "share this machine", "get-cairn",
-		"put-dw0-cairn", "put-dw1-c4", "put-dw1-c4-sim2ms", "get-during-burst", "get-after-burst", "put-precommit-c", "put-precommit-rust", "instance pool of bench_rust", "keys=stream", "2i range http", "RSS above idle", "targets met:"} {
+		"put-dw0-cairn", "put-dw1-c4", "put-dw1-c4-sim2ms", "get-during-burst", "get-after-burst", "put-precommit-c", "put-precommit-rust", "instance pool of bench_rust", "keys=stream", "2i range http", "RSS above idle",
+		"put-precommit-plugin", "mapred-values-plugin", "mapred-wordcount-wasm", "process plugin (accept, gRPC)", "targets met:"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}
@@ -40,7 +43,7 @@ func TestRunTiny(t *testing.T) {
 	if err != nil || strings.TrimSpace(string(file)) != lines[len(lines)-1] {
 		t.Fatalf("--json file: %v %q", err, file)
 	}
-	if len(res.Phases) != 21 || len(res.Ratios) != 11 || len(res.Limits) != 1 || res.Burst == nil || res.Burst.Requests != 300 || res.Slices != 3 {
+	if len(res.Phases) != 27 || len(res.Ratios) != 14 || len(res.Limits) != 1 || res.Burst == nil || res.Burst.Requests != 300 || res.Slices != 3 {
 		t.Fatalf("result: %+v", res)
 	}
 	for _, p := range res.Phases {

@@ -43,11 +43,12 @@ import (
 // mrBucket holds the MapReduce objects of the plugin phase.
 const mrBucket = "bench_mr"
 
-// benchPlugins are the example plugins the plugin phase runs, by name.
+// benchPlugins are the plugins the plugin phase runs, by name (packages of this module,
+// so they build from any directory in it).
 var benchPlugins = map[string]string{
-	"bench":     "./cmd/cairn-bench/benchplugin",
-	"quota":     "./plugins/examples/quota",
-	"wordcount": "./plugins/examples/wordcount",
+	"bench":     "github.com/cairnkv/cairn/cmd/cairn-bench/benchplugin",
+	"quota":     "github.com/cairnkv/cairn/plugins/examples/quota",
+	"wordcount": "github.com/cairnkv/cairn/plugins/examples/wordcount",
 }
 
 // buildPlugins builds the plugin phase's plugins into dir and returns their
