@@ -154,13 +154,13 @@ func replacement(obj *core.Object, rep *hookspb.Object) (*core.Object, error) {
 		s.Value = c.Value
 	}
 	switch {
-	case !headerSafe(c.ContentType):
+	case !core.HeaderSafe(c.ContentType):
 		return nil, fmt.Errorf("content type %q has control characters", c.ContentType)
-	case c.ContentType != "" && !isMediaType(c.ContentType):
+	case c.ContentType != "" && !core.IsMediaType(c.ContentType):
 		return nil, fmt.Errorf("content type %q is not a media type (type/subtype)", c.ContentType)
-	case !headerSafe(c.Charset):
+	case !core.HeaderSafe(c.Charset):
 		return nil, fmt.Errorf("charset %q has control characters", c.Charset)
-	case !headerSafe(c.ContentEncoding):
+	case !core.HeaderSafe(c.ContentEncoding):
 		return nil, fmt.Errorf("content encoding %q has control characters", c.ContentEncoding)
 	}
 	if len(c.Usermeta) > 0 {
@@ -168,9 +168,9 @@ func replacement(obj *core.Object, rep *hookspb.Object) (*core.Object, error) {
 		for _, m := range c.Usermeta {
 			name, val := string(m.GetKey()), string(m.GetValue())
 			switch {
-			case !isToken(name):
+			case !core.IsToken(name):
 				return nil, fmt.Errorf("user metadata name %q is not a valid header name", name)
-			case !headerSafe(val):
+			case !core.HeaderSafe(val):
 				return nil, fmt.Errorf("user metadata %s: %q has control characters", name, val)
 			}
 			s.Meta = append(s.Meta, core.MetaEntry{Name: name, Value: val})
@@ -185,9 +185,9 @@ func replacement(obj *core.Object, rep *hookspb.Object) (*core.Object, error) {
 			switch {
 			case !isInt && !strings.HasSuffix(field, "_bin"):
 				return nil, fmt.Errorf("index field %q: index field names end in _bin or _int", raw)
-			case !isToken(field):
+			case !core.IsToken(field):
 				return nil, fmt.Errorf("index field %q: not a valid header name", raw)
-			case !headerSafe(val):
+			case !core.HeaderSafe(val):
 				return nil, fmt.Errorf("index field %q: %q has control characters", raw, val)
 			}
 			if isInt {
@@ -207,41 +207,6 @@ func replacement(obj *core.Object, rep *hookspb.Object) (*core.Object, error) {
 		Type: obj.Type, Bucket: obj.Bucket, Key: obj.Key, VClock: obj.VClock,
 		Siblings: []core.Sibling{s},
 	}, nil
-}
-
-// headerSafe reports whether v may be sent in an HTTP header value: no control
-// characters other than tab.
-func headerSafe(v string) bool {
-	for i := 0; i < len(v); i++ {
-		if c := v[i]; (c < 0x20 && c != '\t') || c == 0x7f {
-			return false
-		}
-	}
-	return true
-}
-
-// isToken reports whether v is an HTTP token (a valid header name).
-func isToken(v string) bool {
-	if v == "" {
-		return false
-	}
-	for i := 0; i < len(v); i++ {
-		c := v[i]
-		switch {
-		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9':
-		case strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0:
-		default:
-			return false
-		}
-	}
-	return true
-}
-
-// isMediaType reports whether v has the shape type/subtype: exactly one '/', both
-// sides non-empty, no separators or spaces.
-func isMediaType(v string) bool {
-	t, sub, ok := strings.Cut(v, "/")
-	return ok && t != "" && sub != "" && !strings.Contains(sub, "/") && !strings.ContainsAny(v, " \t;,")
 }
 
 // pbOp converts a commit operation.

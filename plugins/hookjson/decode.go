@@ -146,7 +146,7 @@ func decodeMetadata(s *scanner, sib *core.Sibling) error {
 		switch {
 		case strings.EqualFold(k, abi.MetaContentType):
 			sib.ContentType, err = headerString(s)
-			if err == nil && sib.ContentType != "" && !isMediaType(sib.ContentType) {
+			if err == nil && sib.ContentType != "" && !core.IsMediaType(sib.ContentType) {
 				err = fmt.Errorf("%q is not a media type (type/subtype)", sib.ContentType)
 			}
 		case strings.EqualFold(k, abi.MetaCharset):
@@ -188,44 +188,10 @@ func headerString(s *scanner) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if !headerSafe(v) {
+	if !core.HeaderSafe(v) {
 		return "", fmt.Errorf("%q has control characters", v)
 	}
 	return v, nil
-}
-
-func headerSafe(v string) bool {
-	for i := 0; i < len(v); i++ {
-		if c := v[i]; (c < 0x20 && c != '\t') || c == 0x7f {
-			return false
-		}
-	}
-	return true
-}
-
-// isToken reports whether v is an HTTP token (a valid header name).
-func isToken(v string) bool {
-	if v == "" {
-		return false
-	}
-	for i := 0; i < len(v); i++ {
-		c := v[i]
-		switch {
-		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9':
-		case strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0:
-		default:
-			return false
-		}
-	}
-	return true
-}
-
-// isMediaType reports whether v has the shape type/subtype, as Content-Type parsing
-// stores it: exactly one '/', both sides non-empty, no separators or spaces.
-func isMediaType(v string) bool {
-	t, sub, ok := strings.Cut(v, "/")
-	return ok && t != "" && sub != "" && !strings.ContainsAny(v[len(t)+1:], "/") &&
-		!strings.ContainsAny(v, " \t;,")
 }
 
 func lastModified(s *scanner) (time.Time, error) {
@@ -272,7 +238,7 @@ func decodeUserMeta(s *scanner, sib *core.Sibling) error {
 		switch {
 		case !ok:
 			return fmt.Errorf("%q: user metadata names start with %q", k, PrefixStore+abi.MetaUserSuffix+"-")
-		case !isToken(rest):
+		case !core.IsToken(rest):
 			return fmt.Errorf("%q: %q is not a valid header name", k, rest)
 		}
 		if s.null() {
@@ -296,7 +262,7 @@ func decodeIndex(s *scanner) ([]core.IndexEntry, error) {
 		switch {
 		case !isInt && !strings.HasSuffix(field, "_bin"):
 			return fmt.Errorf("field %q: index field names end in _bin or _int", k)
-		case !isToken(field):
+		case !core.IsToken(field):
 			return fmt.Errorf("field %q: not a valid header name", k)
 		}
 		one := func() error {
