@@ -21,10 +21,13 @@ import (
 // data directory, then the process plugins (started now), then the JavaScript runtime
 // (which has no module names: it serves {"name": N} hooks and JavaScript MapReduce
 // phases).
-func extensions(ctx context.Context, cfg server.Config, log *slog.Logger) (*server.Extensions, error) {
+//
+// The returned function, called once the server has loaded its registered modules,
+// warns about process plugins that a WebAssembly module of the same name shadows.
+func extensions(ctx context.Context, cfg server.Config, log *slog.Logger) (*server.Extensions, func(), error) {
 	dir, err := filepath.Abs(cfg.DataDir)
 	if err != nil {
-		return nil, fmt.Errorf("data dir: %w", err)
+		return nil, nil, fmt.Errorf("data dir: %w", err)
 	}
 	host, err := wasmhost.New(ctx, wasmhost.Config{
 		CacheDir:    filepath.Join(dir, "wasm-cache"),
@@ -33,12 +36,12 @@ func extensions(ctx context.Context, cfg server.Config, log *slog.Logger) (*serv
 		Logger:      log,
 	})
 	if err != nil {
-		return nil, fmt.Errorf("webassembly host: %w", err)
+		return nil, nil, fmt.Errorf("webassembly host: %w", err)
 	}
 	plugins, err := processPlugins(ctx, cfg, log)
 	if err != nil {
 		_ = host.Close(ctx)
-		return nil, err
+		return nil, nil, err
 	}
 	js, err := jsvm.New(jsvm.Config{
 		SourceDir:   cfg.JSSourceDir,
@@ -51,7 +54,15 @@ func extensions(ctx context.Context, cfg server.Config, log *slog.Logger) (*serv
 	if err != nil {
 		_ = host.Close(ctx)
 		_ = plugins.Close(ctx)
-		return nil, fmt.Errorf("javascript runtime: %w", err)
+		return nil, nil, fmt.Errorf("javascript runtime: %w", err)
+	}
+	shadowed := func() {
+		for _, name := range plugins.Names() {
+			if host.HasModule(name) {
+				log.Warn("a registered WebAssembly module has the name of this process plugin: bucket properties naming it "+
+					"without a prefix run the module; name the plugin plugin:NAME, or rename one of them", "plugin", name)
+			}
+		}
 	}
 	return &server.Extensions{
 		Providers: []hooks.Provider{native.New(native.Options{Dialect: cfg.Dialect}), host, plugins, js},
@@ -65,7 +76,7 @@ func extensions(ctx context.Context, cfg server.Config, log *slog.Logger) (*serv
 		Close: func(ctx context.Context) error {
 			return errors.Join(host.Close(ctx), plugins.Close(ctx), js.Close(ctx))
 		},
-	}, nil
+	}, shadowed, nil
 }
 
 // processPlugins starts the process plugins of --plugins-dir and of the config file.

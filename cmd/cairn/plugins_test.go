@@ -463,3 +463,28 @@ func TestPluginConfigFile(t *testing.T) {
 		t.Errorf("rejection: %s", r)
 	}
 }
+
+// TestPluginNames: a WebAssembly module may not be registered under a plugin's name; one
+// stored before the plugin was configured shadows it for unprefixed names, which the
+// server warns about at start, and plugin:NAME still reaches the plugin.
+func TestPluginNames(t *testing.T) {
+	work := t.TempDir()
+	s := startPluginServer(t, work)
+	putModule(t, s, "quota", fixtureWASM(t, "hooks.wasm"), 409)
+
+	plain := startServer(t)
+	putModule(t, plain, "quota", fixtureWASM(t, "hooks.wasm"), 201)
+	plain.Stop()
+	s2 := startServerOpts(t, serverOpts{dataDir: plain.DataDir, args: []string{"--plugins-dir", pluginsDir(t)},
+		env: []string{"QUOTA_FILE=" + filepath.Join(work, "q.json")}})
+	if !strings.Contains(s2.stderr.String(), "has the name of this process plugin") {
+		t.Errorf("no warning about the shadowed plugin:\n%s", s2.output())
+	}
+	if err := os.WriteFile(filepath.Join(work, "q.json"), []byte(`{"buckets":{"b":{"full":true}}}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s2.setProps(t, "b", `{"precommit":[{"mod":"quota","fun":"accept"}]}`) // the module's function
+	expect(t, s2.do(t, "PUT", "/buckets/b/keys/k", hdr{"Content-Type", "text/plain"}, "v"), 204, nil)
+	s2.setProps(t, "b", `{"precommit":[{"mod":"plugin:quota","fun":"check"}]}`)
+	expect(t, s2.do(t, "PUT", "/buckets/b/keys/k", hdr{"Content-Type", "text/plain"}, "v"), 403, nil)
+}

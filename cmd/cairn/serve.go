@@ -20,7 +20,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		return 2
 	}
 	log := newLogger(cfg, stderr)
-	ext, err := extensions(ctx, cfg, log)
+	ext, warnShadowed, err := extensions(ctx, cfg, log)
 	if err != nil {
 		fmt.Fprintf(stderr, "cairn: %v\n", err)
 		return 1
@@ -40,6 +40,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		fmt.Fprintf(stderr, "cairn: %v\n", err)
 		return 1
 	}
+	warnShadowed()
 	c := srv.Config()
 	fmt.Fprintf(stdout, "cairn %s: key-value interface listening on http://%s\n", version(), srv.KVAddr())
 	if a := srv.S3Addr(); a != nil {
