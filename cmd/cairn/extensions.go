@@ -119,6 +119,7 @@ func pluginStats(st gopluginhost.Stats) map[string]any {
 		m[pre+"state"] = string(p.State)
 		m[pre+"pid"] = p.PID
 		m[pre+"restarts_total"] = p.Restarts
+		m[pre+"hangs_total"] = p.Hangs
 		m[pre+"calls_total"] = p.Calls
 		m[pre+"failures_total"] = f
 	}

@@ -476,7 +476,7 @@ func TestPluginNames(t *testing.T) {
 	putModule(t, plain, "quota", fixtureWASM(t, "hooks.wasm"), 201)
 	plain.Stop()
 	s2 := startServerOpts(t, serverOpts{dataDir: plain.DataDir, args: []string{"--plugins-dir", pluginsDir(t)},
-		env: []string{"QUOTA_FILE=" + filepath.Join(work, "q.json")}})
+		env: []string{"QUOTA_FILE=" + filepath.Join(work, "q.json"), "CHANGELOG_PATH=" + filepath.Join(work, "changelog.jsonl")}})
 	if !strings.Contains(s2.stderr.String(), "has the name of this process plugin") {
 		t.Errorf("no warning about the shadowed plugin:\n%s", s2.output())
 	}

@@ -58,6 +58,15 @@ type Config struct {
 	BreakerThreshold int
 	BreakerWindow    time.Duration
 	BreakerCooldown  time.Duration
+	// HangAfter is the number of calls of one plugin in a row that must run past their
+	// point's deadline (Timeouts; a map stream counts each input), with none answered
+	// in between, for its process to be considered hung: it is killed (SIGKILL), and
+	// the supervisor restarts it as after a crash, with the backoff, and the failure
+	// counts toward the circuit breaker. Any answer (a result, a rejection, the
+	// plugin's own error) starts the count again; calls that end because the caller's
+	// context ended (a sooner deadline, a cancellation) do not count. Default
+	// DefaultHangAfter (3); a negative value turns hang detection off.
+	HangAfter int
 }
 
 // The default call timeouts. Plugins run out of process, so every call pays a gRPC
@@ -69,6 +78,10 @@ const (
 	DefaultPostcommitTimeout = 5 * time.Second
 	DefaultMapReduceTimeout  = 5 * time.Second
 )
+
+// DefaultHangAfter is the default of Config.HangAfter: three calls in a row past
+// their deadline kill a plugin process as hung.
+const DefaultHangAfter = 3
 
 // PluginConfig configures one plugin: a hashicorp/go-plugin program serving the Hooks
 // service of sdk/goplugin.
@@ -169,6 +182,9 @@ func (cfg Config) withDefaults() (Config, error) {
 	}
 	if cfg.BreakerThreshold == 0 {
 		cfg.BreakerThreshold = 5
+	}
+	if cfg.HangAfter == 0 {
+		cfg.HangAfter = DefaultHangAfter
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()

@@ -31,6 +31,16 @@
 // of kind hooks.Unavailable; a call that was running when the process died fails as
 // hooks.Crashed.
 //
+// A process that stays alive but stops answering is killed as hung: when
+// Config.HangAfter of its calls in a row ran past their point's own deadline (each
+// input of a map stream counts as a call), with none answered in between, the host
+// logs it at error level, counts it in PluginStats.Hangs and sends that process
+// SIGKILL; the supervisor then restarts it as after a crash, with the backoff, and
+// the failure counts toward the circuit breaker. Any answer (a result, a rejection,
+// the plugin's own error) starts the count again, and calls that end with the
+// caller's context do not count. The count belongs to one process: a process started
+// since is never killed for the timeouts of the one before.
+//
 // On Linux a plugin gets SIGKILL when the server dies, however it dies (kill -9
 // included): the supervisor starts its plugin from an OS thread it keeps locked for
 // its whole life, and the process is started with that thread's death as its parent

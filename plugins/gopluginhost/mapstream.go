@@ -28,9 +28,12 @@ import (
 // waits at most the map timeout for each answer; past it the stream ends as timed
 // out (the plugin is stuck or far too slow).
 type mapStream struct {
-	f       fn
-	inst    *instance
+	f    fn
+	inst *instance
+	// parent is the context the stream runs under; caller is the caller's own, which
+	// is parent except for hooks.Map, whose parent adds the map deadline.
 	parent  context.Context
+	caller  context.Context
 	ctx     context.Context
 	cancel  context.CancelFunc
 	timeout time.Duration
@@ -80,7 +83,7 @@ func (f mapFn) open(ctx context.Context, k int) (*mapStream, error) {
 	}
 	cfg := &f.p.h.cfg
 	ms := &mapStream{
-		f: f.fn, inst: inst, parent: ctx, timeout: cfg.Timeouts[hooks.PointMap],
+		f: f.fn, inst: inst, parent: ctx, caller: ctx, timeout: cfg.Timeouts[hooks.PointMap],
 		subs: make([]subStream, max(k, 1)), sendDone: make(chan struct{}),
 	}
 	ms.ctx, ms.cancel = context.WithCancel(ctx)
@@ -103,14 +106,17 @@ func (ms *mapStream) loadErr() error {
 }
 
 // end records err as the error that ended the stream unless one already did, and
-// returns the one recorded. A *hooks.CallError recorded here is counted. On a stream
+// returns the one recorded. A *hooks.CallError recorded here is counted, and so is,
+// for hang detection, a timeout on the stream's own deadline (the input whose answer
+// did not come); the plugin's own error proves that the process answers. On a stream
 // of OpenMapStream, an error that ends the stream is never of kind hooks.Failed, which
 // would tell the caller to go on: a plugin whose Map returns an error, instead of
 // answering it in ValuesResponse.error, has crashed the stream.
 func (ms *mapStream) end(err error) error {
 	var ce *hooks.CallError
 	isCall := errors.As(err, &ce)
-	if isCall && ce.Kind == hooks.Failed && !ms.unary {
+	answered := isCall && ce.Kind == hooks.Failed
+	if answered && !ms.unary {
 		ce.Kind = hooks.Crashed
 	}
 	ms.errMu.Lock()
@@ -122,11 +128,24 @@ func (ms *mapStream) end(err error) error {
 	ms.errMu.Unlock()
 	if first {
 		if isCall {
+			switch {
+			case answered:
+				ms.inst.answered()
+			case ce.Kind == hooks.TimedOut && ms.ownDeadline():
+				ms.inst.timedOut(ms.timeout)
+			}
 			_ = ms.f.finish(ce)
 		}
 		ms.cancel()
 	}
 	return err
+}
+
+// ownDeadline reports whether the stream ran past its own deadline: the wait for an
+// answer outlasted the map timeout, or, for hooks.Map, the call's map deadline passed;
+// not the caller's deadline, nor a caller that gave up.
+func (ms *mapStream) ownDeadline() bool {
+	return (ms.timedOut.Load() && ms.caller.Err() == nil) || pastOwnDeadline(ms.caller, ms.parent)
 }
 
 // classify turns the error of a gRPC stream operation into the stream's error.
@@ -237,6 +256,10 @@ func (ms *mapStream) recv() (_ []json.RawMessage, _ error, terminal bool) {
 	ms.timer.Reset(ms.timeout)
 	err := sub.s.RecvMsg(&ms.resp)
 	ms.timer.Stop()
+	if err == nil || errors.Is(err, io.EOF) {
+		// An answer to the input, or the plugin's end of the stream: it answers.
+		ms.inst.answered()
+	}
 	if err != nil {
 		if errors.Is(err, io.EOF) {
 			return nil, ms.end(&hooks.CallError{Kind: hooks.Crashed,

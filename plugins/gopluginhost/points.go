@@ -3,7 +3,6 @@ package gopluginhost
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"time"
 
@@ -63,15 +62,22 @@ func (f fn) finish(ce *hooks.CallError) error {
 	return ce
 }
 
-// fail turns the error of a gRPC call at point pt into a counted *hooks.CallError.
-// parent is the caller's context, call the call's (with the point's deadline): an
-// error that comes back after that deadline passed is a timeout, whatever the plugin
-// made of it.
-func (f fn) fail(parent, call context.Context, pt hooks.Point, err error) error {
-	if parent.Err() == nil && errors.Is(call.Err(), context.DeadlineExceeded) {
-		return f.finish(&hooks.CallError{Kind: hooks.TimedOut, Err: fmt.Errorf("no result within %s: %w", f.p.h.cfg.Timeouts[pt], context.DeadlineExceeded)})
+// fail turns the error of a gRPC call to inst at point pt into a counted
+// *hooks.CallError. parent is the caller's context, call the call's (with the point's
+// deadline unless the caller's is sooner): an error that comes back after the point's
+// deadline passed is a timeout, whatever the plugin made of it, and counts toward
+// hang detection; the plugin's own error proves that the process answers.
+func (f fn) fail(inst *instance, parent, call context.Context, pt hooks.Point, err error) error {
+	if pastOwnDeadline(parent, call) {
+		d := f.p.h.cfg.Timeouts[pt]
+		inst.timedOut(d)
+		return f.finish(&hooks.CallError{Kind: hooks.TimedOut, Err: fmt.Errorf("no result within %s: %w", d, context.DeadlineExceeded)})
 	}
-	return f.finish(f.p.callError(parent, pt, err))
+	ce := f.p.callError(parent, pt, err)
+	if ce.Kind == hooks.Failed {
+		inst.answered()
+	}
+	return f.finish(ce)
 }
 
 func noop() {}
@@ -100,8 +106,9 @@ func (f precommitFn) Precommit(ctx context.Context, op hooks.Op, obj *core.Objec
 	resp, err := inst.rpc.Precommit(cctx, &hookspb.HookRequest{Fun: f.pbFun, Op: pbOp(op), Object: toPBObject(obj)})
 	cancel()
 	if err != nil {
-		return hooks.Verdict{}, f.fail(ctx, cctx, hooks.PointPrecommit, err)
+		return hooks.Verdict{}, f.fail(inst, ctx, cctx, hooks.PointPrecommit, err)
 	}
+	inst.answered()
 	switch r := resp.GetResult().(type) {
 	case *hookspb.PrecommitResponse_Reject:
 		return f.reject(r.Reject), nil
@@ -143,8 +150,9 @@ func (f postcommitFn) Postcommit(ctx context.Context, op hooks.Op, obj *core.Obj
 	_, err = inst.rpc.Postcommit(cctx, &hookspb.HookRequest{Fun: f.pbFun, Op: pbOp(op), Object: toPBObject(obj)})
 	cancel()
 	if err != nil {
-		return f.fail(ctx, cctx, hooks.PointPostcommit, err)
+		return f.fail(inst, ctx, cctx, hooks.PointPostcommit, err)
 	}
+	inst.answered()
 	return nil
 }
 
@@ -161,8 +169,9 @@ func (f keyFn) KeyHash(ctx context.Context, typ, bucket, key string) ([]byte, er
 	resp, err := inst.rpc.KeyHash(cctx, &hookspb.KeyHashRequest{Fun: f.pbFun, BucketType: bytesOf(typ), Bucket: bytesOf(bucket), Key: bytesOf(key)})
 	cancel()
 	if err != nil {
-		return nil, f.fail(ctx, cctx, hooks.PointKeyFun, err)
+		return nil, f.fail(inst, ctx, cctx, hooks.PointKeyFun, err)
 	}
+	inst.answered()
 	if n := len(resp.GetHash()); n < 1 || n > abi.KeyHashMaxBytes {
 		return nil, f.finish(badResult("a chash_keyfun returns 1 to %d bytes, not %d", abi.KeyHashMaxBytes, n))
 	}
@@ -182,8 +191,9 @@ func (f linkFn) Links(ctx context.Context, obj *core.Object, bucket, tag string)
 	resp, err := inst.rpc.Links(cctx, &hookspb.LinkRequest{Fun: f.pbFun, Object: toPBObject(obj), Bucket: bytesOf(bucket), Tag: bytesOf(tag)})
 	cancel()
 	if err != nil {
-		return nil, f.fail(ctx, cctx, hooks.PointLinkFun, err)
+		return nil, f.fail(inst, ctx, cctx, hooks.PointLinkFun, err)
 	}
+	inst.answered()
 	links := fromPBLinks(resp.GetLinks())
 	if links == nil {
 		links = []core.Link{}
@@ -208,13 +218,14 @@ type mapFn struct{ fn }
 
 // Map implements hooks.Map: one input over a stream of its own.
 func (f mapFn) Map(ctx context.Context, in hooks.MapInput) ([]json.RawMessage, error) {
+	caller := ctx
 	ctx, cancel := f.p.h.callCtx(ctx, hooks.PointMap)
 	defer cancel()
 	ms, err := f.open(ctx, 1)
 	if err != nil {
 		return nil, err
 	}
-	ms.unary = true
+	ms.unary, ms.caller = true, caller
 	defer ms.Close()
 	if err := ms.Send(in); err != nil {
 		return nil, err
@@ -256,8 +267,9 @@ func (f reduceFn) Reduce(ctx context.Context, vals []json.RawMessage, arg json.R
 	resp, err := inst.rpc.Reduce(cctx, &hookspb.ReduceRequest{Fun: f.pbFun, ValuesJson: in, ArgJson: arg})
 	cancel()
 	if err != nil {
-		return nil, f.fail(ctx, cctx, hooks.PointReduce, err)
+		return nil, f.fail(inst, ctx, cctx, hooks.PointReduce, err)
 	}
+	inst.answered()
 	out := make([]json.RawMessage, len(resp.GetValuesJson()))
 	for i, v := range resp.GetValuesJson() {
 		out[i] = v // the message's own bytes, which nothing else holds

@@ -18,6 +18,7 @@ type pluginStats struct {
 	restarts      atomic.Int64
 	startFailures atomic.Int64
 	crashes       atomic.Int64
+	hangs         atomic.Int64
 	breakerOpens  atomic.Int64
 }
 
@@ -43,8 +44,11 @@ type PluginStats struct {
 	// Starts counts successful starts; Restarts those after the first.
 	Starts, Restarts int64
 	// StartFailures counts starts that failed; Crashes counts exits of a running
-	// process that Close did not ask for.
+	// process that Close did not ask for, hung processes the host killed included.
 	StartFailures, Crashes int64
+	// Hangs counts the processes killed as hung: Config.HangAfter calls in a row ran
+	// past their own deadline with none answered.
+	Hangs int64
 	// BreakerOpens counts the openings of the circuit breaker; BreakerOpenUntil is
 	// the end of the current cool-down (zero unless State is StateOpen).
 	BreakerOpens     int64
@@ -66,7 +70,7 @@ func (h *Host) Stats() Stats {
 		s := &p.stats
 		ps := PluginStats{
 			Name: name, Starts: s.starts.Load(), Restarts: s.restarts.Load(),
-			StartFailures: s.startFailures.Load(), Crashes: s.crashes.Load(), BreakerOpens: s.breakerOpens.Load(),
+			StartFailures: s.startFailures.Load(), Crashes: s.crashes.Load(), Hangs: s.hangs.Load(), BreakerOpens: s.breakerOpens.Load(),
 			Calls: s.calls.Load(), Failures: map[hooks.CallErrorKind]int64{},
 		}
 		for k := range s.failures {

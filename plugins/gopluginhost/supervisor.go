@@ -80,11 +80,15 @@ type plugin struct {
 
 // instance is one process of a plugin.
 type instance struct {
-	p       *plugin
-	client  *hplugin.Client
-	rpc     hookspb.HooksClient
-	conn    *grpc.ClientConn // rpc's connection, for the hand-encoded Map streams
-	pid     int
+	p      *plugin
+	client *hplugin.Client
+	rpc    hookspb.HooksClient
+	conn   *grpc.ClientConn // rpc's connection, for the hand-encoded Map streams
+	pid    int
+	// proc is the started process (go-plugin starts the exec.Cmd the host built):
+	// hang detection kills it through this handle, which never signals another
+	// process that reused the pid.
+	proc    *os.Process
 	started time.Time
 	// exited is set once the process is known to have exited; exitStatus is how.
 	exited     atomic.Bool
@@ -93,6 +97,13 @@ type instance struct {
 	// gone: its complaint that the process did not exit gracefully is noise then.
 	quiet   atomic.Bool
 	writers []*lineWriter
+
+	// Hang detection (hang.go): timeouts counts the calls in a row that ran past their
+	// own deadline since one was answered; hangClaim is set by the call that decides
+	// to kill the process as hung, and hang says why once it did.
+	timeouts  atomic.Int64
+	hangClaim atomic.Bool
+	hang      atomic.Pointer[hangInfo]
 }
 
 func newPlugin(h *Host, pc PluginConfig, sum []byte, hostEnv []string) *plugin {
@@ -211,7 +222,7 @@ func (p *plugin) launch() (*instance, error) {
 	if err != nil {
 		return fail(fatalError{fmt.Errorf("describe: %w", err)})
 	}
-	inst.rpc, inst.conn = hc, gc.Conn
+	inst.rpc, inst.conn, inst.proc = hc, gc.Conn, cmd.Process
 	inst.pid, _ = strconv.Atoi(inst.client.ID())
 	inst.started = time.Now()
 	p.caps.Store(caps)
@@ -277,6 +288,10 @@ func (p *plugin) supervise(first chan<- error) {
 			}
 			p.stats.crashes.Add(1)
 			failure = fmt.Errorf("process %d ended (%s) after %s", inst.pid, status, upFor.Round(time.Millisecond))
+			if hi := inst.hang.Load(); hi != nil {
+				failure = fmt.Errorf("process %d hung (%d calls in a row ran past their deadline of %s with none answered) and was killed after %s",
+					inst.pid, hi.calls, hi.deadline, upFor.Round(time.Millisecond))
+			}
 		case errors.As(err, &fe):
 			p.disable(fe.error)
 			report(err)
@@ -353,16 +368,17 @@ func (p *plugin) watch(inst *instance) bool {
 	}
 }
 
-// up makes inst the process that serves calls.
+// up makes inst the process that serves calls. The state says up last, so that
+// whoever sees it up (Stats) finds the process serving calls and the start counted.
 func (p *plugin) up(inst *instance) {
-	p.mu.Lock()
-	p.state, p.pid, p.openUntil = StateUp, inst.pid, time.Time{}
-	p.mu.Unlock()
 	p.live.Store(inst)
 	p.cur.Store(inst)
 	if p.stats.starts.Add(1) > 1 {
 		p.stats.restarts.Add(1)
 	}
+	p.mu.Lock()
+	p.state, p.pid, p.openUntil = StateUp, inst.pid, time.Time{}
+	p.mu.Unlock()
 	caps := p.caps.Load()
 	p.logger.Info("plugin started", slog.Int("pid", inst.pid), slog.String("points", caps.points.String()),
 		slog.Int("functions", len(caps.list)))
@@ -395,12 +411,10 @@ func (p *plugin) shutdown(inst *instance) {
 // forceKill kills the running process at once (Close ran out of time).
 func (p *plugin) forceKill() {
 	inst := p.live.Load()
-	if inst == nil || inst.pid <= 0 || inst.client.Exited() {
+	if inst == nil || inst.proc == nil || inst.client.Exited() {
 		return
 	}
-	if proc, err := os.FindProcess(inst.pid); err == nil {
-		_ = proc.Kill()
-	}
+	_ = inst.proc.Kill()
 }
 
 // failed records failure as the last error and enters state.

@@ -93,7 +93,8 @@ func (s *server) Describe(context.Context, *hookspb.Empty) (*hookspb.Capabilitie
 	return c, nil
 }
 
-// common handles the functions every point has: error, crash, panic, sleep.
+// common handles the functions every point has: error, crash, panic, sleep (until
+// the call's context ends), hang (forever, ignoring the context).
 func common(ctx context.Context, fun, key string) (bool, error) {
 	switch fun {
 	case "error":
@@ -109,6 +110,8 @@ func common(ctx context.Context, fun, key string) (bool, error) {
 		case <-time.After(30 * time.Second):
 		}
 		return true, nil
+	case "hang":
+		select {} // a stuck process: only a kill ends this
 	}
 	return false, nil
 }
@@ -120,7 +123,8 @@ func common(ctx context.Context, fun, key string) (bool, error) {
 // (an index field without suffix), empty_replace (no contents), stderr (writes a line
 // to os.Stderr and one to os.Stdout, both synced over gRPC, and one with the log
 // package, to the raw standard error), getenv_NAME
-// (rejects with "env:" and the variable's value), plus error, crash, panic, sleep.
+// (rejects with "env:" and the variable's value), plus error, crash, panic, sleep,
+// hang.
 func (s *server) Precommit(ctx context.Context, req *hookspb.HookRequest) (*hookspb.PrecommitResponse, error) {
 	obj := req.GetObject()
 	key := string(obj.GetKey())
@@ -174,7 +178,7 @@ func (s *server) Precommit(ctx context.Context, req *hookspb.HookRequest) (*hook
 	return nil, fmt.Errorf("unknown precommit function %q", req.GetFun())
 }
 
-// Postcommit: ok, plus error, crash, panic, sleep.
+// Postcommit: ok, plus error, crash, panic, sleep, hang.
 func (s *server) Postcommit(ctx context.Context, req *hookspb.HookRequest) (*hookspb.Empty, error) {
 	if done, err := common(ctx, req.GetFun(), string(req.GetObject().GetKey())); done {
 		return &hookspb.Empty{}, err
@@ -186,7 +190,7 @@ func (s *server) Postcommit(ctx context.Context, req *hookspb.HookRequest) (*hoo
 }
 
 // KeyHash: sha1 (of type/bucket/key), one (a single byte 0x7f), empty (no bytes),
-// long (21 bytes), plus error, crash, panic, sleep.
+// long (21 bytes), plus error, crash, panic, sleep, hang.
 func (s *server) KeyHash(ctx context.Context, req *hookspb.KeyHashRequest) (*hookspb.KeyHashResponse, error) {
 	if done, err := common(ctx, req.GetFun(), string(req.GetKey())); done {
 		return &hookspb.KeyHashResponse{Hash: []byte{1}}, err
@@ -206,7 +210,7 @@ func (s *server) KeyHash(ctx context.Context, req *hookspb.KeyHashRequest) (*hoo
 }
 
 // Links: all (the links of every content matching bucket and tag, "_" for any),
-// fixed (one link b/k/t), plus error, crash, panic, sleep.
+// fixed (one link b/k/t), plus error, crash, panic, sleep, hang.
 func (s *server) Links(ctx context.Context, req *hookspb.LinkRequest) (*hookspb.LinkResponse, error) {
 	if done, err := common(ctx, req.GetFun(), string(req.GetObject().GetKey())); done {
 		return &hookspb.LinkResponse{}, err
@@ -234,7 +238,8 @@ func (s *server) Links(ctx context.Context, req *hookspb.LinkRequest) (*hookspb.
 // which must be JSON), notfound (echo, or {"not_found":KEY} for a missing input),
 // arg (the phase's argument), crash_after (echo; the process exits after as many
 // inputs as the argument says), badjson (a value that is not JSON), error_stream (the
-// stream ends with an error), sleep (no answer until the stream ends), crash, panic.
+// stream ends with an error), sleep (no answer until the stream ends), hang (no
+// answer ever, the stream's end ignored), crash, panic.
 func (s *server) Map(stream hookspb.Hooks_MapServer) error {
 	var fun string
 	var arg []byte
@@ -281,6 +286,8 @@ func (s *server) Map(stream hookspb.Hooks_MapServer) error {
 		case "sleep":
 			<-stream.Context().Done()
 			return stream.Context().Err()
+		case "hang":
+			select {} // a stuck process: only a kill ends this
 		case "crash":
 			os.Exit(2)
 		case "panic":
@@ -294,7 +301,8 @@ func (s *server) Map(stream hookspb.Hooks_MapServer) error {
 	}
 }
 
-// Reduce: sum (the sum of the numbers), badjson, plus error, crash, panic, sleep.
+// Reduce: sum (the sum of the numbers), badjson, plus error, crash, panic, sleep,
+// hang.
 func (s *server) Reduce(ctx context.Context, req *hookspb.ReduceRequest) (*hookspb.ValuesResponse, error) {
 	if done, err := common(ctx, req.GetFun(), ""); done {
 		return &hookspb.ValuesResponse{}, err
