@@ -203,43 +203,22 @@ var mrWords = strings.Fields(`alpha bravo charlie delta echo foxtrot golf hotel 
 november oscar papa quebec romeo sierra tango uniform victor whiskey xray yankee zulu the quick brown fox
 jumps over lazy dog river stone cairn ledger bucket object sibling vector clock index link walk reduce`)
 
-// populateMR writes the MapReduce objects: short texts of about 25 words.
+// populateMR writes the MapReduce objects: short texts of 25 words.
 func (b *bench) populateMR(ctx context.Context) error {
-	svc := b.srv.KV()
 	n := b.o.MRObjects
 	start := time.Now()
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	errs := make(chan error, runtime.GOMAXPROCS(0))
-	for range runtime.GOMAXPROCS(0) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			var text bytes.Buffer
-			for {
-				i := int(next.Add(1) - 1)
-				if i >= n || ctx.Err() != nil {
-					return
-				}
-				text.Reset()
-				for w := range 25 {
-					if w > 0 {
-						text.WriteByte(' ')
-					}
-					text.WriteString(mrWords[(i*7+w*13+w*w)%len(mrWords)])
-				}
-				_, err := svc.Put(ctx, &kv.PutRequest{Type: core.DefaultType, Bucket: mrBucket, Key: queryKey(i),
-					Value: core.Sibling{Value: bytes.Clone(text.Bytes()), ContentType: "text/plain"}})
-				if err != nil {
-					errs <- err
-					return
-				}
+	err := b.putInProcess(ctx, n, func(i int) *kv.PutRequest {
+		var text bytes.Buffer
+		for w := range 25 {
+			if w > 0 {
+				text.WriteByte(' ')
 			}
-		}()
-	}
-	wg.Wait()
-	close(errs)
-	if err := <-errs; err != nil {
+			text.WriteString(mrWords[(i*7+w*13+w*w)%len(mrWords)])
+		}
+		return &kv.PutRequest{Type: core.DefaultType, Bucket: mrBucket, Key: queryKey(i),
+			Value: core.Sibling{Value: text.Bytes(), ContentType: "text/plain"}}
+	})
+	if err != nil {
 		return fmt.Errorf("populate %s: %w", mrBucket, err)
 	}
 	b.logf("populated %s with %d objects in %v", mrBucket, n, time.Since(start).Round(time.Millisecond))

@@ -65,13 +65,31 @@ func queryGroup(i int) string {
 // whole write path: clocks, index postings, one batch per object), from one writer per
 // CPU.
 func (b *bench) populateQuery(ctx context.Context) error {
-	svc := b.srv.KV()
 	n := b.o.QueryKeys
 	start := time.Now()
+	err := b.putInProcess(ctx, n, func(i int) *kv.PutRequest {
+		return &kv.PutRequest{Type: core.DefaultType, Bucket: queryBucket, Key: queryKey(i),
+			Value: core.Sibling{Value: []byte("v"), ContentType: "text/plain", Indexes: []core.IndexEntry{
+				{Field: "n_int", Value: strconv.Itoa(i)}, {Field: "g_bin", Value: queryGroup(i)}}}}
+	})
+	if err != nil {
+		return fmt.Errorf("populate %s: %w", queryBucket, err)
+	}
+	el := time.Since(start)
+	b.logf("populated %s with %d objects, %d index entries, in %v (%.0f PUT/s in process)", queryBucket, n, 2*n,
+		el.Round(time.Millisecond), float64(n)/el.Seconds())
+	return nil
+}
+
+// putInProcess writes the objects req(0) to req(n-1) through the KV service in this
+// process (the whole write path: clocks, index postings, one batch per object), from
+// one writer per CPU. It returns the first error.
+func (b *bench) putInProcess(ctx context.Context, n int, req func(i int) *kv.PutRequest) error {
+	svc := b.srv.KV()
 	var next atomic.Int64
 	var wg sync.WaitGroup
 	errs := make(chan error, runtime.GOMAXPROCS(0))
-	for w := 0; w < runtime.GOMAXPROCS(0); w++ {
+	for range runtime.GOMAXPROCS(0) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -80,10 +98,7 @@ func (b *bench) populateQuery(ctx context.Context) error {
 				if i >= n || ctx.Err() != nil {
 					return
 				}
-				_, err := svc.Put(ctx, &kv.PutRequest{Type: core.DefaultType, Bucket: queryBucket, Key: queryKey(i),
-					Value: core.Sibling{Value: []byte("v"), ContentType: "text/plain", Indexes: []core.IndexEntry{
-						{Field: "n_int", Value: strconv.Itoa(i)}, {Field: "g_bin", Value: queryGroup(i)}}}})
-				if err != nil {
+				if _, err := svc.Put(ctx, req(i)); err != nil {
 					errs <- err
 					return
 				}
@@ -93,12 +108,9 @@ func (b *bench) populateQuery(ctx context.Context) error {
 	wg.Wait()
 	close(errs)
 	if err := <-errs; err != nil {
-		return fmt.Errorf("populate %s: %w", queryBucket, err)
+		return err
 	}
-	el := time.Since(start)
-	b.logf("populated %s with %d objects, %d index entries, in %v (%.0f PUT/s in process)", queryBucket, n, 2*n,
-		el.Round(time.Millisecond), float64(n)/el.Seconds())
-	return nil
+	return ctx.Err()
 }
 
 // rssKiB reads this process's resident set size.
