@@ -59,12 +59,16 @@ func main() {
 		rep.Contents = []goplugin.Content{c}
 		return goplugin.Verdict{Replace: &rep}, nil
 	})
+	// slow answers only when its deadline has passed, with the context's error (an
+	// answer of accept at that moment could reach the server just before its own
+	// deadline and count).
 	m.Precommit("slow", func(ctx context.Context, _ goplugin.Op, _ *goplugin.Object) (goplugin.Verdict, error) {
 		select {
 		case <-ctx.Done():
+			return goplugin.Verdict{}, ctx.Err()
 		case <-time.After(time.Minute):
+			return goplugin.Verdict{}, errors.New("no deadline within a minute")
 		}
-		return goplugin.Verdict{}, nil
 	})
 	m.Precommit("exit", func(context.Context, goplugin.Op, *goplugin.Object) (goplugin.Verdict, error) {
 		os.Exit(3)
