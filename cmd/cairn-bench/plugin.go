@@ -6,8 +6,10 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"os"
 	"os/exec"
@@ -286,11 +288,44 @@ func (b *bench) pluginMapReduce(ctx context.Context) error {
 	for _, j := range jobs {
 		b.phases = append(b.phases, best[j.name])
 	}
+	// The two word counts must agree, or their rates compare different work.
+	var counts [2]map[string]int64
+	for i, j := range jobs[2:] {
+		if err := b.mapredJSON(ctx, j.body, &counts[i]); err != nil {
+			return fmt.Errorf("%s: %w", j.name, err)
+		}
+	}
+	if !maps.Equal(counts[0], counts[1]) || len(counts[0]) == 0 {
+		return fmt.Errorf("the plugin's and the WebAssembly module's word counts differ: %v vs %v", counts[1], counts[0])
+	}
 	b.ratio(fmt.Sprintf("MapReduce map over %d objects, process plugin (streamed) / WebAssembly (a map doing no work)", b.o.MRObjects),
 		best["mapred-values-plugin"], best["mapred-values-wasm"], 0.25)
 	b.info(fmt.Sprintf("MapReduce word count (map + reduce) over %d objects, process plugin / WebAssembly (Go guest)", small),
 		best["mapred-wordcount-plugin"], best["mapred-wordcount-wasm"])
 	return nil
+}
+
+// mapredJSON runs a job whose result is one value and decodes that value into v.
+func (b *bench) mapredJSON(ctx context.Context, body string, v any) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, "http://"+b.cairnAddr+"/mapred", strings.NewReader(body))
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return err
+	}
+	var out []json.RawMessage
+	if resp.StatusCode != http.StatusOK || json.Unmarshal(data, &out) != nil || len(out) != 1 {
+		return fmt.Errorf("%s: %.300s", resp.Status, data)
+	}
+	return json.Unmarshal(out[0], v)
 }
 
 // runMapred runs one job with chunked results (read and counted, not kept) and

@@ -23,7 +23,8 @@ import (
 // phases).
 //
 // The returned function, called once the server has loaded its registered modules,
-// warns about process plugins that a WebAssembly module of the same name shadows.
+// warns about process plugins that a built-in or WebAssembly module of the same name
+// shadows.
 func extensions(ctx context.Context, cfg server.Config, log *slog.Logger) (*server.Extensions, func(), error) {
 	dir, err := filepath.Abs(cfg.DataDir)
 	if err != nil {
@@ -56,16 +57,15 @@ func extensions(ctx context.Context, cfg server.Config, log *slog.Logger) (*serv
 		_ = plugins.Close(ctx)
 		return nil, nil, fmt.Errorf("javascript runtime: %w", err)
 	}
+	providers := []hooks.Provider{native.New(native.Options{Dialect: cfg.Dialect}), host, plugins, js}
 	shadowed := func() {
-		for _, name := range plugins.Names() {
-			if host.HasModule(name) {
-				log.Warn("a registered WebAssembly module has the name of this process plugin: bucket properties naming it "+
-					"without a prefix run the module; name the plugin plugin:NAME, or rename one of them", "plugin", name)
-			}
+		for _, sh := range hooks.NewRegistry(providers...).Shadowed() {
+			log.Warn("module name shadowed: bucket properties naming it without a prefix reach the "+sh.By+
+				" module, not the "+sh.Kind+" one; write "+sh.Kind+":NAME or rename one of them", "module", sh.Name)
 		}
 	}
 	return &server.Extensions{
-		Providers: []hooks.Provider{native.New(native.Options{Dialect: cfg.Dialect}), host, plugins, js},
+		Providers: providers,
 		Loader:    host,
 		Stats: func() map[string]any {
 			m := wasmStats(host.Stats())

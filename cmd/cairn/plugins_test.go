@@ -41,8 +41,9 @@ var pluginBuild struct {
 func pluginsDir(t testing.TB) string {
 	t.Helper()
 	pluginBuild.once.Do(func() {
-		dir, err := os.MkdirTemp("", "cairn-e2e-plugins-")
-		if err != nil {
+		// Beside the binary under test, in the directory runTests removes.
+		dir := filepath.Join(filepath.Dir(cairnBin), "plugins")
+		if err := os.Mkdir(dir, 0o755); err != nil {
 			pluginBuild.err = err
 			return
 		}
@@ -402,7 +403,11 @@ func TestPluginLifecycle(t *testing.T) {
 	s.Restart()
 	pids = pids[:0]
 	for name := range pluginSources {
-		pids = append(pids, pluginPID(t, s, name))
+		pid := pluginPID(t, s, name)
+		if pid == 0 {
+			t.Fatalf("plugin %s has no pid in /stats after the restart", name)
+		}
+		pids = append(pids, pid)
 	}
 	s.Kill()
 	waitFor(t, 10*time.Second, "plugins to exit after the server was killed", func() bool {
@@ -477,7 +482,8 @@ func TestPluginNames(t *testing.T) {
 	plain.Stop()
 	s2 := startServerOpts(t, serverOpts{dataDir: plain.DataDir, args: []string{"--plugins-dir", pluginsDir(t)},
 		env: []string{"QUOTA_FILE=" + filepath.Join(work, "q.json"), "CHANGELOG_PATH=" + filepath.Join(work, "changelog.jsonl")}})
-	if !strings.Contains(s2.stderr.String(), "has the name of this process plugin") {
+	if !strings.Contains(s2.stderr.String(), "module name shadowed") ||
+		!strings.Contains(s2.stderr.String(), "module=quota") {
 		t.Errorf("no warning about the shadowed plugin:\n%s", s2.output())
 	}
 	if err := os.WriteFile(filepath.Join(work, "q.json"), []byte(`{"buckets":{"b":{"full":true}}}`), 0o644); err != nil {
@@ -487,4 +493,30 @@ func TestPluginNames(t *testing.T) {
 	expect(t, s2.do(t, "PUT", "/buckets/b/keys/k", hdr{"Content-Type", "text/plain"}, "v"), 204, nil)
 	s2.setProps(t, "b", `{"precommit":[{"mod":"plugin:quota","fun":"check"}]}`)
 	expect(t, s2.do(t, "PUT", "/buckets/b/keys/k", hdr{"Content-Type", "text/plain"}, "v"), 403, nil)
+}
+
+// TestPluginExitsMidCall: a precommit whose process exits in the middle of the call
+// answers 500 and stores nothing; the plugin is restarted and serves again.
+func TestPluginExitsMidCall(t *testing.T) {
+	s := startPluginServer(t, t.TempDir())
+	s.setProps(t, "exits", `{"precommit":[{"mod":"points","fun":"exit"}]}`)
+	s.setProps(t, "stamps", `{"precommit":[{"mod":"points","fun":"stamp"}]}`)
+	pid := pluginPID(t, s, "points")
+	r := s.do(t, "PUT", "/buckets/exits/keys/k", hdr{"Content-Type", "text/plain"}, "v")
+	expect(t, r, 500, nil)
+	if !strings.Contains(string(r.Body), "points:exit") {
+		t.Errorf("the failure does not name the hook: %s", r)
+	}
+	expect(t, s.get(t, "/buckets/exits/keys/k"), 404, nil)
+	waitFor(t, 30*time.Second, "the plugin restarted and serving", func() bool {
+		p := pluginPID(t, s, "points")
+		if p == 0 || p == pid {
+			return false
+		}
+		req, _ := http.NewRequest("PUT", s.URL+"/buckets/stamps/keys/k", strings.NewReader("v"))
+		req.Header.Set("Content-Type", "text/plain")
+		r, err := s.trySend(t, req)
+		return err == nil && r.StatusCode == 204
+	})
+	expectHeader(t, s.get(t, "/buckets/stamps/keys/k"), "X-Store-Meta-Stamped", "yes")
 }

@@ -120,7 +120,8 @@ type MapStreamer interface {
 // calls Recv.
 type MapStream interface {
 	// Send queues one input. It may block while the runtime's buffers are full. Every
-	// input of one stream has the same Arg.
+	// input of one stream has the same Arg. It may return io.EOF, as a gRPC stream's
+	// Send does, to say the stream has ended; Recv then returns why.
 	Send(in MapInput) error
 	// Recv returns the outputs of the oldest input whose outputs have not been received
 	// yet. A *CallError of kind Failed is that input's own failure and the stream goes

@@ -272,3 +272,40 @@ func splitKind(mod string) (kind, name string) {
 	}
 	return "", mod
 }
+
+// Lister is a Provider that can list its module names (the process plugins, which are
+// configured rather than registered).
+type Lister interface {
+	Names() []string
+}
+
+// Shadow is a module name of one runtime that resolves to another runtime's module,
+// earlier in the resolution order, when it has no "kind:" prefix.
+type Shadow struct {
+	Name string
+	// Kind is the runtime whose module is shadowed; By the runtime that wins.
+	Kind, By string
+}
+
+// Shadowed returns the names of the runtimes that list their modules (Lister) which
+// an earlier runtime also has: bare names reach the earlier one. Registering such a name
+// is refused, but a module stored before a plugin of its name was configured, or a
+// plugin named like a built-in module, shadows this way.
+func (r *Registry) Shadowed() []Shadow {
+	var out []Shadow
+	for i, p := range r.providers {
+		l, ok := p.(Lister)
+		if !ok {
+			continue
+		}
+		for _, name := range l.Names() {
+			for _, q := range r.providers[:i] {
+				if q.HasModule(name) {
+					out = append(out, Shadow{Name: name, Kind: p.Kind(), By: q.Kind()})
+					break
+				}
+			}
+		}
+	}
+	return out
+}

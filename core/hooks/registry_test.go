@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"testing"
 
 	"github.com/cairnkv/cairn/core"
@@ -132,5 +133,33 @@ func TestFromSource(t *testing.T) {
 	}
 	if _, err := r.FromSource(KindWASM, "f", PointMap); !errors.Is(err, ErrNoFunction) {
 		t.Errorf("other kind: %v", err)
+	}
+}
+
+// listed is a provider that lists its modules.
+type listed struct {
+	kind  string
+	names []string
+}
+
+func (l listed) Kind() string { return l.kind }
+func (l listed) HasModule(mod string) bool {
+	for _, n := range l.names {
+		if n == mod {
+			return true
+		}
+	}
+	return false
+}
+func (l listed) Lookup(string, string, Point) (any, error) { return nil, ErrNoFunction }
+func (l listed) Names() []string                           { return l.names }
+
+func TestShadowed(t *testing.T) {
+	r := NewRegistry(listed{KindNative, []string{"riak_kv_mapreduce"}}, listed{KindWASM, []string{"audit"}},
+		listed{KindPlugin, []string{"audit", "quota", "riak_kv_mapreduce"}})
+	got := r.Shadowed()
+	want := []Shadow{{"audit", KindPlugin, KindWASM}, {"riak_kv_mapreduce", KindPlugin, KindNative}}
+	if !slices.Equal(got, want) {
+		t.Fatalf("Shadowed() = %+v, want %+v", got, want)
 	}
 }
