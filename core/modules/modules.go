@@ -20,9 +20,6 @@ import (
 	"github.com/cairnkv/cairn/core/storage"
 )
 
-// MaxNameLen is the longest module name.
-const MaxNameLen = 64
-
 // Config configures a Service.
 type Config struct {
 	// Loader runs the modules (the WebAssembly host). Required.
@@ -82,28 +79,9 @@ func decodeRecord(v []byte) (kind string, code []byte, err error) {
 	return string(v[start : start+int(n)]), v[start+int(n):], nil
 }
 
-// ValidName reports whether name may name a module: 1 to MaxNameLen characters from
-// [A-Za-z0-9_.-], not starting with a dot or a dash.
-func ValidName(name string) bool {
-	if name == "" || len(name) > MaxNameLen || name[0] == '.' || name[0] == '-' {
-		return false
-	}
-	for i := 0; i < len(name); i++ {
-		if !nameByte(name[i]) {
-			return false
-		}
-	}
-	return true
-}
-
-// nameByte reports whether c may appear in a module name.
-func nameByte(c byte) bool {
-	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '.' || c == '-'
-}
-
 func errBadName(name string) error {
 	return &core.Error{Code: core.EINVALID, Message: fmt.Sprintf(
-		"invalid module name %q: use 1 to %d characters from A-Z a-z 0-9 _ . - (not starting with . or -)\n", name, MaxNameLen)}
+		"invalid module name %q: use 1 to %d characters from A-Z a-z 0-9 _ . - (not starting with . or -)\n", name, hooks.MaxModuleNameLen)}
 }
 
 func errNoModule(name string) error {
@@ -150,7 +128,7 @@ func (s *Service) LoadAll(ctx context.Context) error {
 // the module is new. Invalid code is an EINVALID *core.Error with the reason; a name
 // that another runtime already has is ECONFLICT.
 func (s *Service) Put(ctx context.Context, name string, code []byte) (hooks.ModuleInfo, bool, error) {
-	if !ValidName(name) {
+	if !hooks.ValidModuleName(name) {
 		return hooks.ModuleInfo{}, false, errBadName(name)
 	}
 	s.mu.Lock()

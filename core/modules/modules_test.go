@@ -78,7 +78,7 @@ func TestModules(t *testing.T) {
 		{"bad name!", "ok f", core.EINVALID},
 		{"", "ok f", core.EINVALID},
 		{".hidden", "ok f", core.EINVALID},
-		{strings.Repeat("x", MaxNameLen+1), "ok f", core.EINVALID},
+		{strings.Repeat("x", hooks.MaxModuleNameLen+1), "ok f", core.EINVALID},
 		{"junk", "not wasm", core.EINVALID},
 		{"native_mod", "ok f", core.ECONFLICT},
 	} {

@@ -2,7 +2,6 @@ package gopluginhost
 
 import (
 	"fmt"
-	"slices"
 	"strings"
 
 	"github.com/cairnkv/cairn/core/hooks"
@@ -39,15 +38,15 @@ func (s pointSet) String() string {
 
 // capabilities is what a plugin said of itself in Describe.
 type capabilities struct {
-	abi uint32
 	// points are the points the plugin serves: those it lists and those of its
 	// functions.
 	points pointSet
 	// funcs are the points of each function it names; nil when it names none (it
 	// takes any function name at its points).
 	funcs map[string]pointSet
-	// list is funcs in the plugin's order, for Describe.
-	list []FunctionInfo
+	// order names funcs' functions once each, in the order the plugin lists them,
+	// for error messages.
+	order []string
 }
 
 // parseCapabilities reads a Describe answer. A plugin that reports an ABI version
@@ -56,7 +55,7 @@ func parseCapabilities(c *hookspb.Capabilities) (*capabilities, error) {
 	if c.GetAbiVersion() != 0 && c.GetAbiVersion() != goplugin.ABIVersion {
 		return nil, fmt.Errorf("the plugin speaks ABI version %d; this server speaks %d", c.GetAbiVersion(), goplugin.ABIVersion)
 	}
-	caps := &capabilities{abi: c.GetAbiVersion()}
+	caps := &capabilities{}
 	set := func(ps []hookspb.Point) pointSet {
 		var s pointSet
 		for _, pp := range ps {
@@ -75,17 +74,15 @@ func parseCapabilities(c *hookspb.Capabilities) (*capabilities, error) {
 		if caps.funcs == nil {
 			caps.funcs = map[string]pointSet{}
 		}
+		if _, seen := caps.funcs[f.GetName()]; !seen {
+			caps.order = append(caps.order, f.GetName())
+		}
 		ps := set(f.GetPoints())
 		if ps == 0 {
 			ps = declared // a function that lists no points serves at the plugin's points
 		}
 		caps.funcs[f.GetName()] |= ps
 		caps.points |= ps
-	}
-	for _, f := range c.GetFunctions() {
-		if ps, ok := caps.funcs[f.GetName()]; ok && !slices.ContainsFunc(caps.list, func(fi FunctionInfo) bool { return fi.Name == f.GetName() }) {
-			caps.list = append(caps.list, FunctionInfo{Name: f.GetName(), Points: ps.points()})
-		}
 	}
 	return caps, nil
 }
@@ -102,9 +99,9 @@ func (c *capabilities) check(mod, fun string, p hooks.Point) error {
 	switch {
 	case !ok:
 		var at []string
-		for _, f := range c.list {
-			if c.funcs[f.Name].has(p) {
-				at = append(at, f.Name)
+		for _, name := range c.order {
+			if c.funcs[name].has(p) {
+				at = append(at, name)
 			}
 		}
 		return fmt.Errorf("%w: plugin %q has no function %q (its %s functions: %s)", hooks.ErrNoFunction, mod, fun, p, strings.Join(at, ", "))
@@ -112,29 +109,4 @@ func (c *capabilities) check(mod, fun string, p hooks.Point) error {
 		return fmt.Errorf("%w: function %q of plugin %q does not serve %s (it serves: %s)", hooks.ErrNoFunction, fun, mod, p, ps)
 	}
 	return nil
-}
-
-// FunctionInfo is a function a plugin names and the points it serves at.
-type FunctionInfo struct {
-	Name   string
-	Points []hooks.Point
-}
-
-// PluginInfo describes a configured plugin.
-type PluginInfo struct {
-	Name string
-	// SHA256 is the configured checksum of the executable, lower-case hex.
-	SHA256 string
-	// State is the plugin's state now.
-	State State
-	// Described reports whether the plugin has described itself (it has been up at
-	// least once); the fields below are empty until then.
-	Described bool
-	// ABIVersion is the ABI version the plugin reports (0: it did not say).
-	ABIVersion uint32
-	// Points are the extension points the plugin serves.
-	Points []hooks.Point
-	// Functions are the functions the plugin names; empty when it names none, in
-	// which case any function name is accepted at its points.
-	Functions []FunctionInfo
 }

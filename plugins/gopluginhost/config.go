@@ -87,8 +87,8 @@ const DefaultHangAfter = 3
 // service of sdk/goplugin.
 type PluginConfig struct {
 	// Name is the module name bucket properties call the plugin by ({"mod": NAME}):
-	// 1 to MaxNameLen characters from A-Z a-z 0-9 _ . - (not starting with . or -),
-	// the rule of registered WebAssembly modules.
+	// 1 to hooks.MaxModuleNameLen characters from A-Z a-z 0-9 _ . - (not starting with
+	// . or -): hooks.ValidModuleName, the rule of registered WebAssembly modules too.
 	Name string
 	// Command is the program and its arguments: Command[0] is the executable (a path,
 	// or a name looked up in PATH).
@@ -102,29 +102,6 @@ type PluginConfig struct {
 	// go-plugin adds its own (the magic cookie CAIRN_PLUGIN, PLUGIN_*), which Env
 	// cannot override.
 	Env map[string]string
-}
-
-// MaxNameLen is the longest plugin name, as for registered WebAssembly modules.
-const MaxNameLen = 64
-
-// ValidName reports whether name may name a plugin: 1 to MaxNameLen characters from
-// [A-Za-z0-9_.-], not starting with a dot or a dash. This is the rule of registered
-// WebAssembly modules (core/modules), so the two kinds share one namespace.
-func ValidName(name string) bool {
-	if name == "" || len(name) > MaxNameLen || name[0] == '.' || name[0] == '-' {
-		return false
-	}
-	for i := 0; i < len(name); i++ {
-		if !nameByte(name[i]) {
-			return false
-		}
-	}
-	return true
-}
-
-// nameByte reports whether c may appear in a plugin name.
-func nameByte(c byte) bool {
-	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '.' || c == '-'
 }
 
 // parseSHA256 decodes a 64-digit hex SHA-256 (either case).
@@ -142,8 +119,8 @@ func parseSHA256(s string) ([]byte, error) {
 // validate checks one plugin's configuration and returns its decoded checksum.
 func (pc PluginConfig) validate() ([]byte, error) {
 	switch {
-	case !ValidName(pc.Name):
-		return nil, fmt.Errorf("invalid plugin name %q: use 1 to %d characters from A-Z a-z 0-9 _ . - (not starting with . or -)", pc.Name, MaxNameLen)
+	case !hooks.ValidModuleName(pc.Name):
+		return nil, fmt.Errorf("invalid plugin name %q: use 1 to %d characters from A-Z a-z 0-9 _ . - (not starting with . or -)", pc.Name, hooks.MaxModuleNameLen)
 	case len(pc.Command) == 0 || pc.Command[0] == "":
 		return nil, fmt.Errorf("plugin %q has no command", pc.Name)
 	case pc.SHA256 == "":
@@ -253,9 +230,9 @@ func FromDir(dir string) ([]PluginConfig, error) {
 		if !fi.Mode().IsRegular() || fi.Mode().Perm()&0o111 == 0 {
 			continue
 		}
-		if !ValidName(name) {
+		if !hooks.ValidModuleName(name) {
 			return nil, fmt.Errorf("gopluginhost: plugin file %s: %q is not a valid plugin name (1 to %d characters from A-Z a-z 0-9 _ . -, not starting with . or -)",
-				filepath.Join(abs, name), name, MaxNameLen)
+				filepath.Join(abs, name), name, hooks.MaxModuleNameLen)
 		}
 		names = append(names, name)
 	}

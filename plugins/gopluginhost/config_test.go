@@ -117,18 +117,6 @@ func TestFromDirRuns(t *testing.T) {
 	}
 }
 
-func TestValidName(t *testing.T) {
-	for name, want := range map[string]bool{
-		"a": true, "audit.v2": true, "A_b-c.9": true, strings.Repeat("x", MaxNameLen): true,
-		"": false, ".a": false, "-a": false, "a:b": false, "a b": false, "a/b": false, "é": false,
-		strings.Repeat("x", MaxNameLen+1): false,
-	} {
-		if ValidName(name) != want {
-			t.Errorf("ValidName(%q) = %v", name, !want)
-		}
-	}
-}
-
 func TestLookup(t *testing.T) {
 	h := newHost(t, testConfig(nil,
 		tp(t, "all"),
@@ -171,22 +159,8 @@ func TestLookup(t *testing.T) {
 			t.Errorf("%s:%s at %s: err = %v, want %v containing %q", tt.mod, tt.fun, tt.p, err, tt.err, tt.errSub)
 		}
 	}
-	info, err := h.Describe("named")
-	_, sum := testPlugin(t)
-	want := PluginInfo{Name: "named", SHA256: sum, State: StateUp, Described: true, ABIVersion: 1,
-		Points: []hooks.Point{hooks.PointPrecommit, hooks.PointReduce},
-		Functions: []FunctionInfo{{"check", []hooks.Point{hooks.PointPrecommit}}, {"sum", []hooks.Point{hooks.PointReduce}},
-			{"any", []hooks.Point{hooks.PointPrecommit}}}}
-	if err != nil || !reflect.DeepEqual(info, want) {
-		t.Errorf("Describe = %+v, %v\nwant %+v", info, err, want)
-	}
-	if _, err := h.Describe("nonesuch"); !errors.Is(err, hooks.ErrNoModule) {
-		t.Errorf("Describe(nonesuch) = %v", err)
-	}
-	mods := h.Modules()
-	if len(mods) != 3 || mods[1].Name != "named" || !reflect.DeepEqual(mods[1].Functions, []string{"check", "sum", "any"}) ||
-		mods[1].Kind != hooks.KindPlugin {
-		t.Errorf("Modules = %+v", mods)
+	if st := statsOf(t, h, "named"); st.State != StateUp {
+		t.Errorf("named is %s, want up", st.State)
 	}
 	// Through a registry, as the server resolves hooks.
 	reg := hooks.NewRegistry(h)

@@ -66,8 +66,10 @@
 // Call errors are *hooks.CallError: the plugin's own error (gRPC status Unknown) is
 // hooks.Failed, a deadline hooks.TimedOut, a process that died or a panic reported
 // as Internal hooks.Crashed, a plugin not up hooks.Unavailable, a result out of range
-// (a hash of 0 or more than 20 bytes, a replacement object that does not check out,
-// a value that is not JSON) hooks.BadResult.
+// (a hash of 0 or more than 20 bytes, a replacement object that does not check out)
+// hooks.BadResult. The values of map and reduce functions are handed on as the plugin
+// sent them: core/mapreduce, their only consumer, checks that each is JSON, as it
+// does for every runtime.
 package gopluginhost
 
 import (
@@ -80,7 +82,6 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"time"
 
 	"github.com/cairnkv/cairn/core/hooks"
 )
@@ -93,10 +94,11 @@ type Host struct {
 	names   []string
 
 	// stop is closed by Close: the supervisors stop their plugins and return.
-	stop    chan struct{}
-	closed  atomic.Bool
-	closeMu sync.Mutex // serialises Close
-	wg      sync.WaitGroup
+	stop chan struct{}
+	// closed is set by the first Close, which closes stop.
+	closed atomic.Bool
+	// wg counts the supervisors.
+	wg sync.WaitGroup
 }
 
 var _ hooks.Provider = (*Host)(nil)
@@ -176,9 +178,6 @@ func (h *Host) HasModule(name string) bool {
 // Names returns the names of the configured plugins, sorted.
 func (h *Host) Names() []string { return slices.Clone(h.names) }
 
-// Timeout returns the deadline of one call at point p.
-func (h *Host) Timeout(p hooks.Point) time.Duration { return h.cfg.Timeouts[p] }
-
 // stopping reports whether Close was called.
 func (h *Host) stopping() bool { return h.closed.Load() }
 
@@ -188,10 +187,9 @@ func (h *Host) stopping() bool { return h.closed.Load() }
 // plugins still running are killed at once, and Close still waits for their
 // supervisors (a supervisor in the middle of a start finishes it first, for at most
 // Config.StartTimeout, then kills what it started) and returns ctx's error. Calls
-// made after Close fail with hooks.Unavailable.
+// made after Close fail with hooks.Unavailable. Close may be called more than once,
+// concurrently too: every call waits as the first does.
 func (h *Host) Close(ctx context.Context) error {
-	h.closeMu.Lock()
-	defer h.closeMu.Unlock()
 	if !h.closed.Swap(true) {
 		close(h.stop)
 	}
@@ -250,31 +248,4 @@ func (h *Host) Lookup(mod, fun string, p hooks.Point) (any, error) {
 	default:
 		return reduceFn{f}, nil
 	}
-}
-
-// Describe returns what is known of plugin name: its state and, once it has
-// described itself, its points and functions. The error wraps hooks.ErrNoModule for
-// an unknown name.
-func (h *Host) Describe(name string) (PluginInfo, error) {
-	p := h.plugins[name]
-	if p == nil {
-		return PluginInfo{}, fmt.Errorf("gopluginhost: %w: %q", hooks.ErrNoModule, name)
-	}
-	return p.info(), nil
-}
-
-// Modules describes the configured plugins for the admin API, sorted by name:
-// Functions lists the functions a plugin names (empty when it names none or has not
-// described itself yet).
-func (h *Host) Modules() []hooks.ModuleInfo {
-	out := make([]hooks.ModuleInfo, 0, len(h.names))
-	for _, name := range h.names {
-		info := h.plugins[name].info()
-		m := hooks.ModuleInfo{Name: name, Kind: hooks.KindPlugin, SHA256: info.SHA256, Functions: []string{}, Imports: []string{}}
-		for _, f := range info.Functions {
-			m.Functions = append(m.Functions, f.Name)
-		}
-		out = append(out, m)
-	}
-	return out
 }

@@ -226,15 +226,8 @@ func (ms *mapStream) CloseSend() error {
 
 // Recv implements hooks.MapStream.
 func (ms *mapStream) Recv() ([]json.RawMessage, error) {
-	vals, err, _ := ms.recv()
-	return vals, err
-}
-
-// recv reads the outputs of the next input; terminal reports whether err ended the
-// stream.
-func (ms *mapStream) recv() (_ []json.RawMessage, _ error, terminal bool) {
 	if err := ms.loadErr(); err != nil {
-		return nil, err, true
+		return nil, err
 	}
 	sub := &ms.subs[ms.recvd%len(ms.subs)]
 	select {
@@ -247,10 +240,10 @@ func (ms *mapStream) recv() (_ []json.RawMessage, _ error, terminal bool) {
 			case <-sub.tokens:
 			default:
 				// Every input sent has been answered.
-				return nil, ms.end(io.EOF), true
+				return nil, ms.end(io.EOF)
 			}
 		case <-ms.ctx.Done():
-			return nil, ms.end(ms.classify(ms.ctx.Err())), true
+			return nil, ms.end(ms.classify(ms.ctx.Err()))
 		}
 	}
 	ms.timer.Reset(ms.timeout)
@@ -263,23 +256,20 @@ func (ms *mapStream) recv() (_ []json.RawMessage, _ error, terminal bool) {
 	if err != nil {
 		if errors.Is(err, io.EOF) {
 			return nil, ms.end(&hooks.CallError{Kind: hooks.Crashed,
-				Err: errors.New("the plugin ended the map stream with inputs unanswered")}), true
+				Err: errors.New("the plugin ended the map stream with inputs unanswered")})
 		}
-		return nil, ms.end(ms.classify(err)), true
+		return nil, ms.end(ms.classify(err))
 	}
 	ms.recvd++
 	vals, e, err := parseValues(ms.resp.b)
 	ms.resp.b = nil
 	switch {
 	case err != nil:
-		return nil, ms.end(badResult("%w", err)), true
+		return nil, ms.end(badResult("%w", err))
 	case e != "":
-		return nil, ms.f.finish(&hooks.CallError{Kind: hooks.Failed, Err: errors.New(message(e))}), false
+		return nil, ms.f.finish(&hooks.CallError{Kind: hooks.Failed, Err: errors.New(message(e))})
 	}
-	if ce := checkJSON(vals); ce != nil {
-		return nil, ms.end(ce), true
-	}
-	return vals, nil, false
+	return vals, nil
 }
 
 // Close implements hooks.MapStream: it cancels the gRPC streams, which ends them on
@@ -288,9 +278,8 @@ func (ms *mapStream) Close() {
 	if ms.closed.Swap(true) {
 		return
 	}
-	_ = ms.end(ErrStreamClosed)
+	_ = ms.end(ErrStreamClosed) // cancels the gRPC streams, unless an earlier end did
 	ms.timer.Stop()
-	ms.cancel()
 }
 
 var _ hooks.MapStream = (*mapStream)(nil)

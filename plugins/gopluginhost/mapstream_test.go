@@ -125,7 +125,6 @@ func TestMapStreamEdges(t *testing.T) {
 		fun  string
 		kind hooks.CallErrorKind
 	}{
-		{"badjson", hooks.BadResult},
 		// The plugin's Map returned an error: that ends the stream, so it is no
 		// per-input failure.
 		{"error_stream", hooks.Crashed},

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"time"
 
+	"google.golang.org/grpc"
+
 	"github.com/cairnkv/cairn/core"
 	"github.com/cairnkv/cairn/core/hooks"
 	"github.com/cairnkv/cairn/sdk/abi"
@@ -82,6 +84,28 @@ func (f fn) fail(inst *instance, parent, call context.Context, pt hooks.Point, e
 
 func noop() {}
 
+// call makes one unary call of f at point pt: rpc (a method of hookspb.HooksClient)
+// with req, on the plugin's current process, under the point's deadline. It counts the
+// call, turns an error into a counted *hooks.CallError (see fail) and tells hang
+// detection that the process answered.
+func call[Req, Resp any](ctx context.Context, f fn, pt hooks.Point,
+	rpc func(hookspb.HooksClient, context.Context, Req, ...grpc.CallOption) (Resp, error), req Req) (Resp, error) {
+	var zero Resp
+	inst, err := f.instance()
+	if err != nil {
+		return zero, err
+	}
+	f.p.stats.calls.Add(1)
+	cctx, cancel := f.p.h.callCtx(ctx, pt)
+	resp, err := rpc(inst.rpc, cctx, req)
+	cancel()
+	if err != nil {
+		return zero, f.fail(inst, ctx, cctx, pt, err)
+	}
+	inst.answered()
+	return resp, nil
+}
+
 // callCtx applies point p's deadline to ctx unless ctx ends sooner.
 func (h *Host) callCtx(ctx context.Context, p hooks.Point) (context.Context, context.CancelFunc) {
 	d := h.cfg.Timeouts[p]
@@ -97,18 +121,11 @@ type precommitFn struct{ fn }
 // by PLUGIN:FUN"; an answer of accept=false counts as such a rejection (a precommit
 // fails closed). A replacement is ignored for a delete.
 func (f precommitFn) Precommit(ctx context.Context, op hooks.Op, obj *core.Object) (hooks.Verdict, error) {
-	inst, err := f.instance()
+	resp, err := call(ctx, f.fn, hooks.PointPrecommit, hookspb.HooksClient.Precommit,
+		&hookspb.HookRequest{Fun: f.pbFun, Op: pbOp(op), Object: toPBObject(obj)})
 	if err != nil {
 		return hooks.Verdict{}, err
 	}
-	f.p.stats.calls.Add(1)
-	cctx, cancel := f.p.h.callCtx(ctx, hooks.PointPrecommit)
-	resp, err := inst.rpc.Precommit(cctx, &hookspb.HookRequest{Fun: f.pbFun, Op: pbOp(op), Object: toPBObject(obj)})
-	cancel()
-	if err != nil {
-		return hooks.Verdict{}, f.fail(inst, ctx, cctx, hooks.PointPrecommit, err)
-	}
-	inst.answered()
 	switch r := resp.GetResult().(type) {
 	case *hookspb.PrecommitResponse_Reject:
 		return f.reject(r.Reject), nil
@@ -141,37 +158,20 @@ type postcommitFn struct{ fn }
 
 // Postcommit implements hooks.Postcommit.
 func (f postcommitFn) Postcommit(ctx context.Context, op hooks.Op, obj *core.Object) error {
-	inst, err := f.instance()
-	if err != nil {
-		return err
-	}
-	f.p.stats.calls.Add(1)
-	cctx, cancel := f.p.h.callCtx(ctx, hooks.PointPostcommit)
-	_, err = inst.rpc.Postcommit(cctx, &hookspb.HookRequest{Fun: f.pbFun, Op: pbOp(op), Object: toPBObject(obj)})
-	cancel()
-	if err != nil {
-		return f.fail(inst, ctx, cctx, hooks.PointPostcommit, err)
-	}
-	inst.answered()
-	return nil
+	_, err := call(ctx, f.fn, hooks.PointPostcommit, hookspb.HooksClient.Postcommit,
+		&hookspb.HookRequest{Fun: f.pbFun, Op: pbOp(op), Object: toPBObject(obj)})
+	return err
 }
 
 type keyFn struct{ fn }
 
 // KeyHash implements hooks.KeyFun: the plugin must answer 1 to 20 bytes.
 func (f keyFn) KeyHash(ctx context.Context, typ, bucket, key string) ([]byte, error) {
-	inst, err := f.instance()
+	resp, err := call(ctx, f.fn, hooks.PointKeyFun, hookspb.HooksClient.KeyHash,
+		&hookspb.KeyHashRequest{Fun: f.pbFun, BucketType: bytesOf(typ), Bucket: bytesOf(bucket), Key: bytesOf(key)})
 	if err != nil {
 		return nil, err
 	}
-	f.p.stats.calls.Add(1)
-	cctx, cancel := f.p.h.callCtx(ctx, hooks.PointKeyFun)
-	resp, err := inst.rpc.KeyHash(cctx, &hookspb.KeyHashRequest{Fun: f.pbFun, BucketType: bytesOf(typ), Bucket: bytesOf(bucket), Key: bytesOf(key)})
-	cancel()
-	if err != nil {
-		return nil, f.fail(inst, ctx, cctx, hooks.PointKeyFun, err)
-	}
-	inst.answered()
 	if n := len(resp.GetHash()); n < 1 || n > abi.KeyHashMaxBytes {
 		return nil, f.finish(badResult("a chash_keyfun returns 1 to %d bytes, not %d", abi.KeyHashMaxBytes, n))
 	}
@@ -182,36 +182,16 @@ type linkFn struct{ fn }
 
 // Links implements hooks.LinkFun. The result is never nil.
 func (f linkFn) Links(ctx context.Context, obj *core.Object, bucket, tag string) ([]core.Link, error) {
-	inst, err := f.instance()
+	resp, err := call(ctx, f.fn, hooks.PointLinkFun, hookspb.HooksClient.Links,
+		&hookspb.LinkRequest{Fun: f.pbFun, Object: toPBObject(obj), Bucket: bytesOf(bucket), Tag: bytesOf(tag)})
 	if err != nil {
 		return nil, err
 	}
-	f.p.stats.calls.Add(1)
-	cctx, cancel := f.p.h.callCtx(ctx, hooks.PointLinkFun)
-	resp, err := inst.rpc.Links(cctx, &hookspb.LinkRequest{Fun: f.pbFun, Object: toPBObject(obj), Bucket: bytesOf(bucket), Tag: bytesOf(tag)})
-	cancel()
-	if err != nil {
-		return nil, f.fail(inst, ctx, cctx, hooks.PointLinkFun, err)
-	}
-	inst.answered()
 	links := fromPBLinks(resp.GetLinks())
 	if links == nil {
 		links = []core.Link{}
 	}
 	return links, nil
-}
-
-// checkJSON checks that every value a plugin returned is JSON.
-func checkJSON(vals []json.RawMessage) *hooks.CallError {
-	for i, v := range vals {
-		if !json.Valid(v) {
-			if len(v) > 64 {
-				v = v[:64]
-			}
-			return badResult("value %d is not JSON: %q", i, v)
-		}
-	}
-	return nil
 }
 
 type mapFn struct{ fn }
@@ -233,8 +213,7 @@ func (f mapFn) Map(ctx context.Context, in hooks.MapInput) ([]json.RawMessage, e
 	if err := ms.CloseSend(); err != nil {
 		return nil, err
 	}
-	vals, err, _ := ms.recv()
-	return vals, err
+	return ms.Recv()
 }
 
 // OpenMapStream implements hooks.MapStreamer. The stream runs on the plugin's current
@@ -254,28 +233,18 @@ type reduceFn struct{ fn }
 
 // Reduce implements hooks.Reduce.
 func (f reduceFn) Reduce(ctx context.Context, vals []json.RawMessage, arg json.RawMessage) ([]json.RawMessage, error) {
-	inst, err := f.instance()
-	if err != nil {
-		return nil, err
-	}
-	f.p.stats.calls.Add(1)
 	in := make([][]byte, len(vals))
 	for i, v := range vals {
 		in[i] = v
 	}
-	cctx, cancel := f.p.h.callCtx(ctx, hooks.PointReduce)
-	resp, err := inst.rpc.Reduce(cctx, &hookspb.ReduceRequest{Fun: f.pbFun, ValuesJson: in, ArgJson: arg})
-	cancel()
+	resp, err := call(ctx, f.fn, hooks.PointReduce, hookspb.HooksClient.Reduce,
+		&hookspb.ReduceRequest{Fun: f.pbFun, ValuesJson: in, ArgJson: arg})
 	if err != nil {
-		return nil, f.fail(inst, ctx, cctx, hooks.PointReduce, err)
+		return nil, err
 	}
-	inst.answered()
 	out := make([]json.RawMessage, len(resp.GetValuesJson()))
 	for i, v := range resp.GetValuesJson() {
 		out[i] = v // the message's own bytes, which nothing else holds
-	}
-	if ce := checkJSON(out); ce != nil {
-		return nil, f.finish(ce)
 	}
 	return out, nil
 }

@@ -182,7 +182,8 @@ func TestMapUnary(t *testing.T) {
 		{"not found", "notfound", hooks.MapInput{NotFound: &hooks.Place{Type: "default", Bucket: "b", Key: "gone"}},
 			[]string{`{"not_found":"gone"}`}, -1},
 		{"input error", "echo", hooks.MapInput{Object: obj, KeyData: json.RawMessage(`"fail"`)}, nil, hooks.Failed},
-		{"bad json", "badjson", hooks.MapInput{Object: obj}, nil, hooks.BadResult},
+		// Values are handed on as sent: core/mapreduce checks that they are JSON.
+		{"not JSON", "badjson", hooks.MapInput{Object: obj}, []string{"{not json"}, -1},
 		{"stream error", "error_stream", hooks.MapInput{Object: obj}, nil, hooks.Failed},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
@@ -212,11 +213,24 @@ func TestReduce(t *testing.T) {
 	}
 	for _, tt := range []struct {
 		fun  string
+		want []string
 		kind hooks.CallErrorKind
-	}{{"error", hooks.Failed}, {"badjson", hooks.BadResult}} {
+	}{
+		{"error", nil, hooks.Failed},
+		// Values are handed on as sent: core/mapreduce checks that they are JSON.
+		{"badjson", []string{"nope"}, -1},
+	} {
 		r := lookup[hooks.Reduce](t, h, "tp", tt.fun, hooks.PointReduce)
-		if _, err := r.Reduce(context.Background(), vals, nil); callKind(err) != tt.kind {
+		got, err := r.Reduce(context.Background(), vals, nil)
+		if callKind(err) != tt.kind {
 			t.Errorf("%s: err = %v, want kind %d", tt.fun, err, tt.kind)
+		}
+		var gs []string
+		for _, v := range got {
+			gs = append(gs, string(v))
+		}
+		if !reflect.DeepEqual(gs, tt.want) {
+			t.Errorf("%s: got %q, want %q", tt.fun, gs, tt.want)
 		}
 	}
 }

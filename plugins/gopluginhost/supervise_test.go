@@ -218,6 +218,7 @@ func TestConfigErrors(t *testing.T) {
 		{"colon", []PluginConfig{tp(t, "plugin:a")}, "invalid plugin name"},
 		{"empty name", []PluginConfig{tp(t, "")}, "invalid plugin name"},
 		{"leading dot", []PluginConfig{tp(t, ".a")}, "invalid plugin name"},
+		{"too long", []PluginConfig{tp(t, strings.Repeat("x", hooks.MaxModuleNameLen+1))}, "invalid plugin name"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			if _, err := New(context.Background(), Config{Plugins: tt.plugins}); err == nil || !strings.Contains(err.Error(), tt.errSub) {
@@ -291,8 +292,24 @@ func TestCloseStopsProcesses(t *testing.T) {
 	pidA, pidB := waitUp(t, h, "a", 0), waitUp(t, h, "b", 0)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	if err := h.Close(ctx); err != nil {
-		t.Fatal(err)
+	// Concurrent Closes: each returns once every plugin is stopped.
+	const closers = 3
+	errs := make(chan error, closers)
+	for range closers {
+		go func() {
+			err := h.Close(ctx)
+			for _, ps := range h.Stats().Plugins {
+				if err == nil && ps.State != StateClosed {
+					err = fmt.Errorf("Close returned while %s is %s", ps.Name, ps.State)
+				}
+			}
+			errs <- err
+		}()
+	}
+	for range closers {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
 	}
 	for _, pid := range []int{pidA, pidB} {
 		if !processGone(pid) {

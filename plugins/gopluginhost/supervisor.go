@@ -381,7 +381,7 @@ func (p *plugin) up(inst *instance) {
 	p.mu.Unlock()
 	caps := p.caps.Load()
 	p.logger.Info("plugin started", slog.Int("pid", inst.pid), slog.String("points", caps.points.String()),
-		slog.Int("functions", len(caps.list)))
+		slog.Int("functions", len(caps.order)))
 }
 
 // down releases what is left of inst after its process exited.
@@ -401,7 +401,6 @@ func (p *plugin) down(inst *instance) {
 // then kills it.
 func (p *plugin) shutdown(inst *instance) {
 	p.cur.CompareAndSwap(inst, nil)
-	p.live.Store(inst)
 	inst.client.Kill()
 	inst.flush()
 	p.live.CompareAndSwap(inst, nil)
@@ -453,18 +452,4 @@ func (p *plugin) setState(state State) {
 	p.mu.Lock()
 	p.state = state
 	p.mu.Unlock()
-}
-
-// info describes the plugin.
-func (p *plugin) info() PluginInfo {
-	p.mu.Lock()
-	info := PluginInfo{Name: p.name, SHA256: hex.EncodeToString(p.sum), State: p.state}
-	p.mu.Unlock()
-	if caps := p.caps.Load(); caps != nil {
-		info.Described = true
-		info.ABIVersion = caps.abi
-		info.Points = caps.points.points()
-		info.Functions = slices.Clone(caps.list)
-	}
-	return info
 }

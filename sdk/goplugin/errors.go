@@ -1,6 +1,7 @@
 package goplugin
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strings"
@@ -16,7 +17,9 @@ import (
 // plugin does not offer, codes.NotFound for a function it does not list,
 // codes.InvalidArgument for a malformed request, codes.Canceled and
 // codes.DeadlineExceeded for a call whose context ended, codes.Unavailable when the
-// connection is gone.
+// connection is gone. An error on the Harness's side that carries no gRPC status is
+// codes.Internal (or codes.Canceled or codes.DeadlineExceeded for a context's error):
+// never Failed, since the function did not answer it.
 type CallError struct {
 	Code    codes.Code
 	Message string
@@ -48,11 +51,16 @@ func callError(err error) error {
 	if errors.As(err, &ce) {
 		return ce
 	}
-	st, ok := status.FromError(err)
-	if !ok {
-		return &CallError{Code: codes.Unknown, Message: err.Error()}
+	if st, ok := status.FromError(err); ok {
+		return &CallError{Code: st.Code(), Message: st.Message()}
 	}
-	return &CallError{Code: st.Code(), Message: st.Message()}
+	// Not an answer of the plugin's service: status.FromError would call it Unknown,
+	// which is the function's own error.
+	code := codes.Internal
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		code = status.FromContextError(err).Code()
+	}
+	return &CallError{Code: code, Message: err.Error()}
 }
 
 // InputError is the failure of one input of a map stream, with the function's message.
