@@ -57,9 +57,6 @@ func (s *Service) Bucket(ctx context.Context, name string) (*Bucket, error) {
 // the cache has its own rule, see cacheBucket).
 func (s *Service) bucketLocked(name string) (*Bucket, error) {
 	if b, ok := s.loadCachedBucket(name); ok {
-		if b == nil {
-			return nil, errNoSuchBucket
-		}
 		return b, nil
 	}
 	v, err := s.db.Get(bucketKey(name))

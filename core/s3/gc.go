@@ -8,7 +8,8 @@ import (
 	"github.com/cairnkv/cairn/core/storage"
 )
 
-// gcBatch is how many chunk deletions the collector writes per batch.
+// gcBatch is how many chunk deletions the collector writes per batch, and how many "g"
+// records it reads per scan.
 const gcBatch = 64
 
 // gcInterval is how often the collector looks for work it was not woken for.
@@ -85,7 +86,7 @@ func (c *collector) collect() error {
 		it := c.s.db.Iterate(from, storage.PrefixEnd(prefix))
 		var ids [][]byte
 		var last []byte
-		for len(ids) < 64 && it.Next() {
+		for len(ids) < gcBatch && it.Next() {
 			last = append(last[:0], it.Key()...)
 			_, comps, err := storage.DecodeKey(it.Key())
 			if err == nil && len(comps) == 2 {

@@ -135,12 +135,17 @@ func (s *Service) uploadLock(id string) func() {
 }
 
 // PutPart stores part number n of an upload (WRITE on the bucket), replacing a part of
-// the same number. The data is stored like an object's.
+// the same number. The data is stored like an object's. A part larger than MaxPartSize
+// or the configured largest object is refused (EntityTooLarge) before any is stored.
 func (s *Service) PutPart(ctx context.Context, r Requester, bucket, key, uploadID string, n int, in PutInput) (*PartInfo, error) {
 	if n < 1 || n > MaxPartNumber {
 		return nil, Errorf(InvalidArgument, "Part number must be an integer between 1 and %d, inclusive", MaxPartNumber)
 	}
-	if in.Size > MaxPartSize {
+	if in.Size < 0 {
+		return nil, Errorf(InvalidArgument, "negative size")
+	}
+	if in.Size > min(MaxPartSize, s.cfg.MaxObjectSize) {
+		// A part larger than an object may be could never be completed.
 		return nil, Errorf(EntityTooLarge, "Your proposed upload exceeds the maximum allowed object size.")
 	}
 	if _, err := s.writableBucket(ctx, r, bucket, ActionPutObject, key); err != nil {
@@ -330,9 +335,9 @@ func (s *Service) abortLocked(bucket, key, uploadID string) error {
 	return nil
 }
 
-// ListParts returns the upload and a page of its parts after part number marker (READ
-// on the bucket).
-func (s *Service) ListParts(ctx context.Context, r Requester, bucket, key, uploadID string, marker, max int) (*Upload, []PartInfo, bool, error) {
+// ListParts returns the upload and a page of at most maxParts of its parts after part
+// number marker (READ on the bucket).
+func (s *Service) ListParts(ctx context.Context, r Requester, bucket, key, uploadID string, marker, maxParts int) (*Upload, []PartInfo, bool, error) {
 	b, err := s.Bucket(ctx, bucket)
 	if err != nil {
 		return nil, nil, false, err
@@ -344,18 +349,11 @@ func (s *Service) ListParts(ctx context.Context, r Requester, bucket, key, uploa
 	if err != nil {
 		return nil, nil, false, err
 	}
-	if max <= 0 || max > MaxListParts {
-		max = MaxListParts
+	if maxParts <= 0 || maxParts > MaxListParts {
+		maxParts = MaxListParts
 	}
-	ps, trunc, err := s.parts(uploadID, max0(marker), max)
+	ps, trunc, err := s.parts(uploadID, max(marker, 0), maxParts)
 	return u, ps, trunc, err
-}
-
-func max0(n int) int {
-	if n < 0 {
-		return 0
-	}
-	return n
 }
 
 // UploadListOptions select the uploads ListUploads returns.

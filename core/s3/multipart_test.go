@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"path/filepath"
 	"testing"
 	"time"
@@ -225,5 +226,62 @@ func TestCopy(t *testing.T) {
 				t.Fatalf("assembled %q", got)
 			}
 		})
+	}
+}
+
+// countingReader counts the bytes read from it.
+type countingReader struct {
+	r io.Reader
+	n int
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	k, err := c.r.Read(p)
+	c.n += k
+	return k, err
+}
+
+// TestPutPartSizeLimits: a part larger than the largest object is refused before any of
+// its data is read; a part of exactly that size is stored.
+func TestPutPartSizeLimits(t *testing.T) {
+	s, _ := newTestService(t)
+	s.cfg.MaxObjectSize = 50
+	ctx := context.Background()
+	alice := mustUser(t, s, "alice")
+	mustBucket(t, s, alice, "mpl", "")
+	u, err := s.CreateUpload(ctx, alice, "mpl", "obj", PutInput{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name string
+		size int
+		want Code // "" stores the part
+	}{
+		{"over the object limit", 51, EntityTooLarge},
+		{"far over", 10_000, EntityTooLarge},
+		{"negative", -1, InvalidArgument},
+		{"at the limit", 50, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			body := &countingReader{r: bytes.NewReader(bytes.Repeat([]byte("p"), max(tc.size, 0)))}
+			_, err := s.PutPart(ctx, alice, "mpl", "obj", u.ID, 1, PutInput{Body: body, Size: int64(tc.size)})
+			if tc.want == "" {
+				if err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			wantCode(t, err, tc.want)
+			if body.n != 0 {
+				t.Fatalf("%d bytes read from a refused part", body.n)
+			}
+			if _, ps, _, err := s.ListParts(ctx, alice, "mpl", "obj", u.ID, 0, 0); err != nil || len(ps) != 0 {
+				t.Fatalf("parts after a refused part: %+v %v", ps, err)
+			}
+		})
+	}
+	if err := s.AbortUpload(ctx, alice, "mpl", "obj", u.ID); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"io"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/cairnkv/cairn/core/storage"
 )
@@ -61,13 +62,17 @@ func (s *Service) chunkBuf() *[]byte {
 	return &b
 }
 
-// checkKey refuses empty and over-long object keys.
+// checkKey refuses empty and over-long object keys, and keys that are not valid UTF-8
+// (a listing could not return them: its XML holds UTF-8 text only).
 func checkKey(key string) error {
 	if key == "" {
 		return Errorf(InvalidArgument, "The object key must not be empty")
 	}
 	if len(key) > MaxKeyLength {
 		return errKeyTooLong
+	}
+	if !utf8.ValidString(key) {
+		return Errorf(InvalidArgument, "The object key must be valid UTF-8")
 	}
 	return nil
 }

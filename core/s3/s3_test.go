@@ -661,3 +661,110 @@ func TestOpenRacesCollector(t *testing.T) {
 		t.Fatalf("%d blobs collected", n)
 	}
 }
+
+// TestUserUpdateRacesCacheFill: a reader that missed the user cache has read the user's
+// record when an update (or the admin reset) writes a new one and drops the entry;
+// the reader must not put the old record back, or a disabled user or a rotated secret
+// would keep working.
+func TestUserUpdateRacesCacheFill(t *testing.T) {
+	ctx := context.Background()
+	disabled := StatusDisabled
+	for _, tc := range []struct {
+		name   string
+		update func(t *testing.T, s *Service, u *User)
+		check  func(t *testing.T, before, after *User)
+	}{
+		{"disable", func(t *testing.T, s *Service, u *User) {
+			if _, err := s.UpdateUser(ctx, u.KeyID, UserUpdate{Status: &disabled}, false); err != nil {
+				t.Fatal(err)
+			}
+		}, func(t *testing.T, before, after *User) {
+			if after.Enabled() {
+				t.Fatal("the disabled user is still enabled")
+			}
+		}},
+		{"rotate", func(t *testing.T, s *Service, u *User) {
+			if _, err := s.UpdateUser(ctx, u.KeyID, UserUpdate{NewKeySecret: true}, false); err != nil {
+				t.Fatal(err)
+			}
+		}, func(t *testing.T, before, after *User) {
+			if after.KeySecret == before.KeySecret {
+				t.Fatal("the old secret still works")
+			}
+		}},
+		{"admin reset", func(t *testing.T, s *Service, u *User) {
+			if _, err := s.EnsureAdmin(ctx, u.KeyID, "new-admin-secret"); err != nil {
+				t.Fatal(err)
+			}
+		}, func(t *testing.T, before, after *User) {
+			if after.KeySecret != "new-admin-secret" {
+				t.Fatalf("admin secret %q", after.KeySecret)
+			}
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s, _ := newTestService(t)
+			u, err := s.CreateUser(ctx, NewUser{Name: "u", Email: "u@example.com"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			fired := false
+			testHookUserRead = func() {
+				testHookUserRead = nil // once
+				fired = true
+				tc.update(t, s, u)
+			}
+			t.Cleanup(func() { testHookUserRead = nil })
+			if _, err := s.UserByKey(ctx, u.KeyID); err != nil { // misses the cache
+				t.Fatal(err)
+			}
+			if !fired {
+				t.Fatal("the reader did not miss the cache")
+			}
+			after, err := s.UserByKey(ctx, u.KeyID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			tc.check(t, u, after)
+		})
+	}
+}
+
+// TestObjectKeyChecks: keys that are empty, too long or not valid UTF-8 are refused by
+// every operation that takes a key, and nothing is stored.
+func TestObjectKeyChecks(t *testing.T) {
+	s, _ := newTestService(t)
+	ctx := context.Background()
+	alice := mustUser(t, s, "alice")
+	mustBucket(t, s, alice, "keys", "")
+	for _, tc := range []struct {
+		name, key string
+		want      Code
+	}{
+		{"empty", "", InvalidArgument},
+		{"too long", strings.Repeat("k", MaxKeyLength+1), KeyTooLong},
+		{"invalid utf-8", "a\xffb", InvalidArgument},
+		{"truncated rune", "caf\xc3", InvalidArgument},
+		{"surrogate", "\xed\xa0\x80", InvalidArgument},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			wantCode(t, checkKey(tc.key), tc.want)
+			_, err := s.PutObject(ctx, alice, "keys", tc.key, PutInput{Body: strings.NewReader("x"), Size: 1})
+			wantCode(t, err, tc.want)
+			_, err = s.StatObject(ctx, alice, "keys", tc.key)
+			wantCode(t, err, tc.want)
+			wantCode(t, s.DeleteObject(ctx, alice, "keys", tc.key), tc.want)
+			_, err = s.CreateUpload(ctx, alice, "keys", tc.key, PutInput{})
+			wantCode(t, err, tc.want)
+		})
+	}
+	for _, good := range []string{"k", "caf\u00e9/\u65e5\u672c/\U0001F600", strings.Repeat("k", MaxKeyLength)} {
+		if err := checkKey(good); err != nil {
+			t.Errorf("checkKey(%q): %v", good, err)
+		}
+	}
+	l, err := s.ListObjects(ctx, alice, "keys", ListOptions{MaxKeys: 10})
+	if err != nil || len(l.Objects) != 0 {
+		t.Fatalf("listing %+v %v", l, err)
+	}
+}

@@ -30,7 +30,6 @@
 package s3
 
 import (
-	"context"
 	"fmt"
 	"hash/maphash"
 	"log/slog"
@@ -162,9 +161,6 @@ func (s *Service) Close() error {
 	return nil
 }
 
-// Config returns the effective configuration.
-func (s *Service) Config() Config { return s.cfg }
-
 func (s *Service) keyLock(bucket, key string) *sync.Mutex {
 	var h maphash.Hash
 	h.SetSeed(s.seed)
@@ -175,31 +171,45 @@ func (s *Service) keyLock(bucket, key string) *sync.Mutex {
 }
 
 // userCache keeps decoded users by key id: every signed request looks its user up.
+//
+// A reader that misses the cache reads the record from the store and then fills the
+// cache; an update may write and drop the entry in between. So a reader takes the
+// generation before it reads the store, and fill stores its record only if no drop has
+// happened since: a record read before an update can never outlive the update's drop.
 type userCache struct {
-	mu sync.RWMutex // guards m
-	m  map[string]*User
+	mu  sync.RWMutex // guards m and gen
+	m   map[string]*User
+	gen uint64 // incremented by every drop
 }
 
 func (c *userCache) init() { c.m = map[string]*User{} }
 
-func (c *userCache) get(keyID string) *User {
+// get returns the cached user (nil if none) and the current generation, which a
+// caller that misses passes to fill.
+func (c *userCache) get(keyID string) (*User, uint64) {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
-	return c.m[keyID]
+	return c.m[keyID], c.gen
 }
 
-func (c *userCache) put(u *User) {
+// fill caches u if no drop has happened since get returned gen.
+func (c *userCache) fill(u *User, gen uint64) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if c.gen != gen {
+		return
+	}
 	if len(c.m) >= 4096 {
 		clear(c.m)
 	}
 	c.m[u.KeyID] = u
 }
 
+// drop forgets the user with keyID and invalidates every fill in flight.
 func (c *userCache) drop(keyID string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	c.gen++
 	delete(c.m, keyID)
 }
 
@@ -209,5 +219,3 @@ func wrapf(err error, format string, args ...any) error {
 	}
 	return fmt.Errorf("s3: "+format+": %w", append(args, err)...)
 }
-
-var _ = context.Background

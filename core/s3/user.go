@@ -129,9 +129,14 @@ func putUser(b *storage.Batch, u *User) error {
 	return nil
 }
 
+// testHookUserRead, set by tests, runs in UserByKey between reading a user from the
+// store and caching it: where an update may overtake a reader.
+var testHookUserRead func()
+
 // UserByKey returns the user whose access key id is keyID (NoSuchUser if none).
 func (s *Service) UserByKey(ctx context.Context, keyID string) (*User, error) {
-	if u := s.users.get(keyID); u != nil {
+	u, gen := s.users.get(keyID)
+	if u != nil {
 		return u, nil
 	}
 	v, err := s.db.Get(userKey(keyID))
@@ -141,11 +146,14 @@ func (s *Service) UserByKey(ctx context.Context, keyID string) (*User, error) {
 		}
 		return nil, fmt.Errorf("s3: read user: %w", err)
 	}
-	u := new(User)
+	u = new(User)
 	if err := json.Unmarshal(v, u); err != nil {
 		return nil, fmt.Errorf("s3: decode user %s: %w", keyID, err)
 	}
-	s.users.put(u)
+	if testHookUserRead != nil {
+		testHookUserRead()
+	}
+	s.users.fill(u, gen)
 	return u, nil
 }
 
@@ -266,21 +274,9 @@ func (s *Service) EnsureAdmin(ctx context.Context, keyID, secret string) (*User,
 	switch {
 	case err == nil:
 		if u.KeySecret != secret || !u.Enabled() {
-			s.usersMu.Lock()
-			nu := *u
-			nu.KeySecret, nu.Status = secret, StatusEnabled
-			b := s.db.NewBatch()
-			if err := putUser(b, &nu); err != nil {
-				s.usersMu.Unlock()
+			if u, err = s.resetAdmin(ctx, keyID, secret); err != nil {
 				return nil, err
 			}
-			err := s.db.Write(b, true)
-			s.users.drop(keyID)
-			s.usersMu.Unlock()
-			if err != nil {
-				return nil, fmt.Errorf("s3: update admin: %w", err)
-			}
-			u = &nu
 		}
 	case IsCode(err, NoSuchUser):
 		u, err = s.CreateUser(ctx, NewUser{Name: "admin", Email: "admin@" + adminDomain, KeyID: keyID, KeySecret: secret})
@@ -296,6 +292,29 @@ func (s *Service) EnsureAdmin(ctx context.Context, keyID, secret string) (*User,
 	}
 	s.adminKey = keyID
 	return u, nil
+}
+
+// resetAdmin gives the admin user keyID the secret and enables it. It re-reads the
+// record under usersMu so that it cannot undo an update made meanwhile.
+func (s *Service) resetAdmin(ctx context.Context, keyID, secret string) (*User, error) {
+	s.usersMu.Lock()
+	defer s.usersMu.Unlock()
+	u, err := s.UserByKey(ctx, keyID)
+	if err != nil {
+		return nil, err
+	}
+	nu := *u
+	nu.KeySecret, nu.Status = secret, StatusEnabled
+	b := s.db.NewBatch()
+	if err := putUser(b, &nu); err != nil {
+		return nil, err
+	}
+	err = s.db.Write(b, true)
+	s.users.drop(keyID)
+	if err != nil {
+		return nil, fmt.Errorf("s3: update admin: %w", err)
+	}
+	return &nu, nil
 }
 
 // adminDomain is the domain of the admin user's e-mail address.

@@ -60,7 +60,7 @@ func (c *call) serveBucket() {
 				c.fail(err)
 				return
 			}
-			c.writeXML([]byte(xmlHeader + `<VersioningConfiguration xmlns="http://s3.amazonaws.com/doc/2006-03-01/"/>`))
+			c.writeXML([]byte(s3xml.Header + `<VersioningConfiguration xmlns="http://s3.amazonaws.com/doc/2006-03-01/"/>`))
 		case c.has("policy"):
 			c.getBucketPolicy()
 		case c.has("uploads"):
@@ -114,8 +114,6 @@ func (c *call) serveBucket() {
 		c.methodNotAllowed()
 	}
 }
-
-const xmlHeader = `<?xml version="1.0" encoding="UTF-8"?>` + "\n"
 
 // readXMLBody reads a request body of at most maxXMLBody bytes.
 func (c *call) readXMLBody() ([]byte, error) {

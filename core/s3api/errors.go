@@ -85,10 +85,9 @@ func StatusOf(c s3.Code) int {
 // else is logged with the request id and answered 500 InternalError.
 func (a *API) writeError(w http.ResponseWriter, r *http.Request, resource string, err error) {
 	e := s3.AsError(err)
-	var mbe *http.MaxBytesError
 	switch {
 	case e != nil:
-	case errors.As(err, &mbe):
+	case httpx.IsTooLarge(err):
 		e = &s3.Error{Code: codeMaxMessageLengthExceed, Message: "Your request was too big."}
 	default:
 		a.log.Error("s3: internal error", "method", r.Method, "path", r.URL.Path,

@@ -85,7 +85,8 @@ func (c *call) partNumber() (int, error) {
 }
 
 // uploadPart answers PUT ?partNumber=N&uploadId=U: the body is read as a PUT object's
-// (Content-Length or 411, Content-MD5, V4 payload verification, aws-chunked), every
+// (Content-Length or 411, Content-MD5, x-amz-checksum-*, V4 payload verification,
+// aws-chunked), every
 // header check first. With x-amz-copy-source the part is copied instead.
 func (c *call) uploadPart(uploadID string) {
 	n, err := c.partNumber()
@@ -97,13 +98,12 @@ func (c *call) uploadPart(uploadID string) {
 		c.uploadPartCopy(uploadID, n)
 		return
 	}
-	size, sum, err := c.uploadHeaders()
+	data, err := c.uploadHeaders()
 	if err != nil {
 		c.fail(err)
 		return
 	}
-	p, err := c.a.svc.PutPart(c.r.Context(), c.who, c.bucket, c.key, uploadID, n,
-		s3.PutInput{Body: c.body(), Size: size, MD5: sum})
+	p, err := c.a.svc.PutPart(c.r.Context(), c.who, c.bucket, c.key, uploadID, n, data)
 	if err != nil {
 		c.fail(err)
 		return

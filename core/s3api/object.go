@@ -75,7 +75,7 @@ func (c *call) serveObject() {
 // before the body is read, so a refused "Expect: 100-continue" upload is never sent.
 func (c *call) putObject() {
 	r := c.r
-	size, sum, err := c.uploadHeaders()
+	data, err := c.uploadHeaders()
 	if err != nil {
 		c.fail(err)
 		return
@@ -85,7 +85,7 @@ func (c *call) putObject() {
 		c.fail(err)
 		return
 	}
-	in.Body, in.Size, in.MD5 = c.body(), size, sum
+	in.Body, in.Size, in.MD5 = data.Body, data.Size, data.MD5
 	m, err := c.a.svc.PutObject(r.Context(), c.who, c.bucket, c.key, in)
 	if err != nil {
 		c.fail(err)
@@ -139,17 +139,26 @@ func (c *call) objectInput() (s3.PutInput, error) {
 }
 
 // uploadHeaders checks the headers of a request that carries object data (PUT object,
-// upload part) and returns the data's size and its Content-MD5 (nil when not given).
-func (c *call) uploadHeaders() (int64, []byte, error) {
+// upload part) and returns the data as the service takes it: Body (verified against
+// the flexible checksums as it streams, see bodyChecks), Size and MD5 (nil when
+// Content-MD5 is not given).
+func (c *call) uploadHeaders() (s3.PutInput, error) {
 	size, err := c.contentLength()
 	if err != nil {
-		return 0, nil, err
+		return s3.PutInput{}, err
 	}
 	sum, err := c.contentMD5()
 	if err != nil {
-		return 0, nil, err
+		return s3.PutInput{}, err
 	}
-	return size, sum, c.checkPayload()
+	if err := c.checkPayload(); err != nil {
+		return s3.PutInput{}, err
+	}
+	checks, err := c.bodyChecks(false) // the service checks the MD5 it computes anyway
+	if err != nil {
+		return s3.PutInput{}, err
+	}
+	return s3.PutInput{Body: c.checkedBody(checks, size), Size: size, MD5: sum}, nil
 }
 
 // contentLength returns the object's size: Content-Length, or for aws-chunked

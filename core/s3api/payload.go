@@ -2,7 +2,6 @@ package s3api
 
 import (
 	"bufio"
-	"bytes"
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/hex"
@@ -72,6 +71,15 @@ type chunkedReader struct {
 	h    hash.Hash
 	done bool
 	err  error
+	// fields are the trailer fields after the last chunk, names in lower case.
+	fields map[string]string
+}
+
+// trailer returns the value of the trailer field name (lower case), once the body has
+// been read to its end.
+func (cr *chunkedReader) trailer(name string) (string, bool) {
+	v, ok := cr.fields[name]
+	return v, ok
 }
 
 func newChunkedReader(body io.Reader, auth *sig.Result) *chunkedReader {
@@ -228,8 +236,13 @@ func (cr *chunkedReader) trailers() error {
 		if line == "" {
 			return nil
 		}
-		if i >= 64 || !bytes.ContainsRune([]byte(line), ':') {
+		name, value, ok := strings.Cut(line, ":")
+		if i >= 64 || !ok {
 			return malformedChunk("bad trailer")
 		}
+		if cr.fields == nil {
+			cr.fields = map[string]string{}
+		}
+		cr.fields[strings.ToLower(strings.TrimSpace(name))] = strings.TrimSpace(value)
 	}
 }

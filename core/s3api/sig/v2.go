@@ -27,10 +27,6 @@ var subResourcesV2 = setOf(
 	"encryption", "legal-hold", "retention",
 )
 
-// IsSubResourceV2 reports whether the query parameter name is a sub-resource, one that
-// enters the V2 canonicalized resource.
-func IsSubResourceV2(name string) bool { return subResourcesV2[name] }
-
 func setOf(names ...string) map[string]bool {
 	set := make(map[string]bool, len(names))
 	for _, n := range names {
