@@ -152,7 +152,7 @@ func TestS3Awscli(t *testing.T) {
 
 	// A bucket, a 100 MiB file up (multipart) and a small one (a single PUT).
 	r.run(t, "s3", "mb", "s3://"+b)
-	data := mpRandom(awscliSize)
+	data := randomBytes(awscliSize)
 	up := filepath.Join(dir, "up.bin")
 	if err := os.WriteFile(up, data, 0o600); err != nil {
 		t.Fatal(err)

@@ -280,7 +280,7 @@ func cpRaw(t *testing.T, c s3c, b string) {
 	// upper- or lower-case hex digits.
 	for i, source := range []string{escaped, strings.TrimPrefix(escaped, "/"), "/" + b + "/src%20key%20%c3%bc%2b.txt"} {
 		key := "copy-" + string(rune('a'+i))
-		res := cpResult(t, mpDo(t, c, http.MethodPut, b, key, "", hdr{"x-amz-copy-source", source}, ""), etag)
+		res := cpResult(t, c.do(t, http.MethodPut, b, key, "", hdr{"x-amz-copy-source", source}, ""), etag)
 		h := c.must(t, http.StatusOK, http.MethodHead, b, key, "", nil, "")
 		if h.Header.Get("ETag") != etag || h.Header.Get("Content-Type") != "text/x-raw" || h.Header.Get("X-Amz-Meta-Tag") != "one" ||
 			h.Header.Get("Content-Disposition") != "inline" {
@@ -295,32 +295,32 @@ func cpRaw(t *testing.T, c s3c, b string) {
 		// The ACL is not copied: the copy is private unless the request says otherwise.
 		expectS3Error(t, c.anon().do(t, http.MethodGet, b, key, "", nil, ""), http.StatusForbidden, "AccessDenied")
 	}
-	cpResult(t, mpDo(t, c, http.MethodPut, b, "copy-public", "", hdr{"x-amz-copy-source", escaped, "x-amz-acl", "public-read"}, ""), etag)
+	cpResult(t, c.do(t, http.MethodPut, b, "copy-public", "", hdr{"x-amz-copy-source", escaped, "x-amz-acl", "public-read"}, ""), etag)
 	if r := c.anon().do(t, http.MethodGet, b, "copy-public", "", nil, ""); r.StatusCode != http.StatusOK || string(r.Body) != data {
 		t.Errorf("anonymous GET of a public-read copy:\n%s", r)
 	}
 
 	// Metadata directives.
-	cpResult(t, mpDo(t, c, http.MethodPut, b, "copy-replace", "", hdr{"x-amz-copy-source", escaped,
+	cpResult(t, c.do(t, http.MethodPut, b, "copy-replace", "", hdr{"x-amz-copy-source", escaped,
 		"x-amz-metadata-directive", "REPLACE", "Content-Type", "text/x-new", "x-amz-meta-other", "two"}, ""), etag)
 	h := c.must(t, http.StatusOK, http.MethodHead, b, "copy-replace", "", nil, "")
 	if h.Header.Get("Content-Type") != "text/x-new" || h.Header.Get("X-Amz-Meta-Other") != "two" || h.Header.Get("X-Amz-Meta-Tag") != "" ||
 		h.Header.Get("Content-Disposition") != "" {
 		t.Errorf("REPLACE copy: HEAD\n%s", h)
 	}
-	cpResult(t, mpDo(t, c, http.MethodPut, b, "copy-copy", "", hdr{"x-amz-copy-source", escaped,
+	cpResult(t, c.do(t, http.MethodPut, b, "copy-copy", "", hdr{"x-amz-copy-source", escaped,
 		"x-amz-metadata-directive", "COPY", "Content-Type", "text/x-ignored", "x-amz-meta-other", "ignored"}, ""), etag)
 	h = c.must(t, http.StatusOK, http.MethodHead, b, "copy-copy", "", nil, "")
 	if h.Header.Get("Content-Type") != "text/x-raw" || h.Header.Get("X-Amz-Meta-Tag") != "one" || h.Header.Get("X-Amz-Meta-Other") != "" {
 		t.Errorf("COPY directive with new headers: HEAD\n%s", h)
 	}
-	r := mpDo(t, c, http.MethodPut, b, "copy-bad", "", hdr{"x-amz-copy-source", escaped, "x-amz-metadata-directive", "MERGE"}, "")
+	r := c.do(t, http.MethodPut, b, "copy-bad", "", hdr{"x-amz-copy-source", escaped, "x-amz-metadata-directive", "MERGE"}, "")
 	expectS3Error(t, r, http.StatusBadRequest, "InvalidArgument")
 
 	// Onto itself: InvalidRequest without REPLACE, a metadata update with it.
-	r = mpDo(t, c, http.MethodPut, b, "src key ü+.txt", "", hdr{"x-amz-copy-source", escaped}, "")
+	r = c.do(t, http.MethodPut, b, "src key ü+.txt", "", hdr{"x-amz-copy-source", escaped}, "")
 	expectS3Error(t, r, http.StatusBadRequest, "InvalidRequest")
-	cpResult(t, mpDo(t, c, http.MethodPut, b, "src key ü+.txt", "", hdr{"x-amz-copy-source", escaped,
+	cpResult(t, c.do(t, http.MethodPut, b, "src key ü+.txt", "", hdr{"x-amz-copy-source", escaped,
 		"x-amz-metadata-directive", "REPLACE", "Content-Type", "text/x-raw", "x-amz-meta-tag", "updated"}, ""), etag)
 	if h := c.must(t, http.StatusOK, http.MethodGet, b, "src key ü+.txt", "", nil, ""); h.Header.Get("X-Amz-Meta-Tag") != "updated" ||
 		string(h.Body) != data {
@@ -337,16 +337,16 @@ func cpRaw(t *testing.T, c s3c, b string) {
 		{"if-modified-since", hdr{"x-amz-copy-source-if-modified-since", time.Now().Add(time.Hour).UTC().Format(http.TimeFormat)}},
 		{"if-unmodified-since", hdr{"x-amz-copy-source-if-unmodified-since", time.Now().Add(-time.Hour).UTC().Format(http.TimeFormat)}},
 	} {
-		r := mpDo(t, c, http.MethodPut, b, "cond-"+tc.name, "", append(hdr{"x-amz-copy-source", escaped}, tc.h...), "")
+		r := c.do(t, http.MethodPut, b, "cond-"+tc.name, "", append(hdr{"x-amz-copy-source", escaped}, tc.h...), "")
 		expectS3Error(t, r, http.StatusPreconditionFailed, "PreconditionFailed")
 		expectS3Error(t, c.do(t, http.MethodGet, b, "cond-"+tc.name, "", nil, ""), http.StatusNotFound, "NoSuchKey")
 	}
-	cpResult(t, mpDo(t, c, http.MethodPut, b, "cond-ok", "", hdr{"x-amz-copy-source", escaped, "x-amz-copy-source-if-match", etag,
+	cpResult(t, c.do(t, http.MethodPut, b, "cond-ok", "", hdr{"x-amz-copy-source", escaped, "x-amz-copy-source-if-match", etag,
 		"x-amz-copy-source-if-unmodified-since", time.Now().Add(time.Hour).UTC().Format(http.TimeFormat)}, ""), etag)
 
 	// Absent sources.
-	expectS3Error(t, mpDo(t, c, http.MethodPut, b, "x", "", hdr{"x-amz-copy-source", "/" + b + "/absent"}, ""), http.StatusNotFound, "NoSuchKey")
-	expectS3Error(t, mpDo(t, c, http.MethodPut, b, "x", "", hdr{"x-amz-copy-source", "/cp-no-such-bucket/k"}, ""), http.StatusNotFound, "NoSuchBucket")
+	expectS3Error(t, c.do(t, http.MethodPut, b, "x", "", hdr{"x-amz-copy-source", "/" + b + "/absent"}, ""), http.StatusNotFound, "NoSuchKey")
+	expectS3Error(t, c.do(t, http.MethodPut, b, "x", "", hdr{"x-amz-copy-source", "/cp-no-such-bucket/k"}, ""), http.StatusNotFound, "NoSuchBucket")
 }
 
 // cpLarge copies a multi-chunk object and a multipart object, then changes and deletes
@@ -354,17 +354,17 @@ func cpRaw(t *testing.T, c s3c, b string) {
 func cpLarge(t *testing.T, c s3c) {
 	const b = "cpr-large"
 	c.mkBucket(t, b)
-	big := mpRandom(3*mpMiB + 12345)
+	big := randomBytes(3*mpMiB + 12345)
 	c.put(t, b, "big", string(big), "Content-Type", "application/x-big")
-	parts := [][]byte{mpRandom(mpMinPart), mpRandom(mpMiB + 77)}
+	parts := [][]byte{randomBytes(mpMinPart), randomBytes(mpMiB + 77)}
 	mpUpload(t, c, b, "multipart", parts, "Content-Type", "application/x-mp", "x-amz-meta-kind", "multipart")
 	whole := slices.Concat(parts...)
 
 	bigETag := `"` + s3MD5Hex(big) + `"`
-	cpResult(t, mpDo(t, c, http.MethodPut, b, "big-copy", "", hdr{"x-amz-copy-source", "/" + b + "/big"}, ""), bigETag)
+	cpResult(t, c.do(t, http.MethodPut, b, "big-copy", "", hdr{"x-amz-copy-source", "/" + b + "/big"}, ""), bigETag)
 	// A copy of a multipart object is a new single object: the ETag is its data's MD5.
 	wholeETag := `"` + s3MD5Hex(whole) + `"`
-	cpResult(t, mpDo(t, c, http.MethodPut, b, "multipart-copy", "", hdr{"x-amz-copy-source", "/" + b + "/multipart"}, ""), wholeETag)
+	cpResult(t, c.do(t, http.MethodPut, b, "multipart-copy", "", hdr{"x-amz-copy-source", "/" + b + "/multipart"}, ""), wholeETag)
 
 	// Overwrite one source and delete the other: the copies are unaffected.
 	c.put(t, b, "big", "replaced")

@@ -6,48 +6,43 @@ package main
 // has run, which `cairn check` verifies on the stopped store.
 
 import (
-	"bytes"
 	"crypto/rand"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"net/http"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/cairnkv/cairn/core/s3"
+	"github.com/cairnkv/cairn/core/server"
 )
 
 // crashObjectSize is the size of the objects the crash tests write (20 chunks).
 const crashObjectSize = 20 << 20
 
-// randomBytes returns n random bytes.
+// randomBytes returns n random bytes (the collector and the blob store must see data
+// that does not compress or repeat).
 func randomBytes(n int) []byte {
 	b := make([]byte, n)
 	_, _ = rand.Read(b)
 	return b
 }
 
-// s3Put stores data under path with a V2-signed PUT and checks the ETag.
-func s3Put(t testing.TB, s *child, u userRecord, path string, data []byte) {
+// s3GetWhole reads the object bucket/key and checks that the body is whole: its length
+// is Content-Length and its MD5 is the ETag. It returns the body's hex MD5.
+func s3GetWhole(t testing.TB, c s3c, bucket, key string) string {
 	t.Helper()
-	r := s3SendMust(t, s, u, s3Call{method: http.MethodPut, path: path, body: bytes.NewReader(data),
-		header: http.Header{"Content-Type": {"application/octet-stream"}}}, http.StatusOK)
-	if want := `"` + hexMD5(data) + `"`; r.Header.Get("ETag") != want {
-		t.Fatalf("PUT %s: ETag %q, want %q", path, r.Header.Get("ETag"), want)
-	}
-}
-
-// s3GetWhole reads the object at path and checks that the body is whole: its length is
-// Content-Length and its MD5 is the ETag. It returns the body's hex MD5.
-func s3GetWhole(t testing.TB, s *child, u userRecord, path string) string {
-	t.Helper()
-	r := s3SendMust(t, s, u, s3Call{method: http.MethodGet, path: path}, http.StatusOK)
-	sum := hexMD5(r.Body)
+	r := c.must(t, http.StatusOK, http.MethodGet, bucket, key, "", nil, "")
+	sum := s3MD5Hex(r.Body)
 	if r.ContentLength != int64(len(r.Body)) || r.Header.Get("ETag") != `"`+sum+`"` {
-		t.Fatalf("GET %s: %d bytes with MD5 %s, but Content-Length %d and ETag %s", path, len(r.Body), sum,
+		t.Fatalf("GET %s/%s: %d bytes with MD5 %s, but Content-Length %d and ETag %s", bucket, key, len(r.Body), sum,
 			r.ContentLength, r.Header.Get("ETag"))
 	}
 	return sum
@@ -62,13 +57,15 @@ type slowPut struct {
 	done chan error // the request's outcome
 }
 
-// startSlowPut starts a V2-signed PUT of data (announced with its full Content-Length)
-// and returns before sending any of the body.
-func startSlowPut(t testing.TB, s *child, u userRecord, path string, data []byte) *slowPut {
+// startSlowPut starts a PUT of data in c's style (announced with its full
+// Content-Length) and returns before sending any of the body.
+func startSlowPut(t testing.TB, c s3c, bucket, key string, data []byte) *slowPut {
 	t.Helper()
 	pr, pw := io.Pipe()
-	req := s3Call{method: http.MethodPut, path: path, body: pr, size: int64(len(data)),
-		header: http.Header{"Content-Type": {"application/octet-stream"}}}.build(t, s, u.KeyID, u.KeySecret)
+	q := c.req(http.MethodPut, bucket, key, "", hdr{"Content-Type", "application/octet-stream"}, "")
+	q.bodyReader = pr
+	req := s3Build(t, c.s, q)
+	req.ContentLength = int64(len(data)) // not chunked: the server knows the size up front
 	p := &slowPut{pw: pw, data: data, done: make(chan error, 1)}
 	go func() {
 		r, err := httpClient.Do(req)
@@ -117,35 +114,46 @@ func (p *slowPut) finish(cut bool) error {
 
 func TestS3CrashDuringOverwrite(t *testing.T) {
 	t.Parallel()
-	s := startServer(t, "--dialect", "riak")
-	u := createS3User(t, s, "Crash Tester", "crash@example.com")
-	s3SendMust(t, s, u, s3Call{method: http.MethodPut, path: "/crash"}, http.StatusOK)
-	const path = "/crash/object"
+	s := startS3Server(t)
+	u := s3CreateUser(t, s, "crash@example.com", "Crash Tester")
+	c := s3c{s: s, cred: u.cred(), sign: s3V2}
+	const bucket, key = "crash", "object"
+	c.mkBucket(t, bucket)
 
 	a := randomBytes(crashObjectSize)
-	s3Put(t, s, u, path, a)
+	c.put(t, bucket, key, string(a), "Content-Type", "application/octet-stream")
 
 	// Killed in the middle of the upload: the object is still A.
 	t.Run("mid-upload", func(t *testing.T) {
 		b := randomBytes(crashObjectSize)
-		p := startSlowPut(t, s, u, path, b)
-		p.send(t, 10<<20)
-		// Let the server take in what the connection holds: it is then waiting for the
-		// rest with about half the chunks written.
-		time.Sleep(500 * time.Millisecond)
+		old := s3BlobSizes(t, s)
+		p := startSlowPut(t, c, bucket, key, b)
+		const sent = 10 << 20
+		p.send(t, sent)
+		// Wait until the server has written what the connection holds to the new
+		// object's blob: it is then waiting for the rest with about half the chunks
+		// written. The client may still buffer the last few KiB of what it took, so
+		// the blob is awaited at one chunk short of what was sent.
+		waitFor(t, 30*time.Second, "the interrupted write's blob to hold most of the data sent", func() bool {
+			for path, size := range s3BlobSizes(t, s) {
+				if _, ok := old[path]; !ok && size >= sent-crashChunkSize {
+					return true
+				}
+			}
+			return false
+		})
 		s.Kill()
 		if err := p.finish(true); err == nil {
 			t.Fatal("the interrupted PUT succeeded")
 		}
 		s.Restart()
-		// The chunks the interrupted write had stored are collected at start (10 MiB
-		// were sent, so at least one chunk was written even on a slow machine).
+		// The chunks the interrupted write had stored are collected at start.
 		waitFor(t, 20*time.Second, "the interrupted write's chunks to be collected", func() bool {
 			return s3ChunksCollected(t, s) >= 1
 		})
 		t.Logf("chunk records and blobs of the interrupted write collected at restart: %d", s3ChunksCollected(t, s))
-		if got := s3GetWhole(t, s, u, path); got != hexMD5(a) {
-			t.Fatalf("after a crash in the middle of an overwrite: object MD5 %s, want A's %s (B is %s)", got, hexMD5(a), hexMD5(b))
+		if got := s3GetWhole(t, c, bucket, key); got != s3MD5Hex(a) {
+			t.Fatalf("after a crash in the middle of an overwrite: object MD5 %s, want A's %s (B is %s)", got, s3MD5Hex(a), s3MD5Hex(b))
 		}
 	})
 
@@ -156,26 +164,26 @@ func TestS3CrashDuringOverwrite(t *testing.T) {
 		seen := map[string]int{}
 		for _, delay := range []time.Duration{0, time.Millisecond, 5 * time.Millisecond, 20 * time.Millisecond, 100 * time.Millisecond, 500 * time.Millisecond} {
 			b := randomBytes(crashObjectSize)
-			p := startSlowPut(t, s, u, path, b)
+			p := startSlowPut(t, c, bucket, key, b)
 			p.send(t, len(b))
 			_ = p.pw.Close()
 			time.Sleep(delay)
 			s.Kill()
 			putErr := p.finish(false)
 			s.Restart()
-			got := s3GetWhole(t, s, u, path)
+			got := s3GetWhole(t, c, bucket, key)
 			switch got {
-			case hexMD5(cur):
+			case s3MD5Hex(cur):
 				seen["old"]++
 				if putErr == nil {
 					t.Fatalf("kill %v after the body: the PUT was acknowledged, but the object is the old version", delay)
 				}
-			case hexMD5(b):
+			case s3MD5Hex(b):
 				seen["new"]++
 				cur = b
 			default:
 				t.Fatalf("kill %v after the body: object MD5 %s is neither the old version's %s nor the new one's %s",
-					delay, got, hexMD5(cur), hexMD5(b))
+					delay, got, s3MD5Hex(cur), s3MD5Hex(b))
 			}
 		}
 		t.Logf("outcomes: %v", seen)
@@ -184,14 +192,14 @@ func TestS3CrashDuringOverwrite(t *testing.T) {
 	// Deleted and overwritten objects give back all their chunks too.
 	last := randomBytes(2<<20 + 1)
 	t.Run("delete-and-overwrite", func(t *testing.T) {
-		s3Put(t, s, u, "/crash/deleted", randomBytes(3<<20+5))
-		s3SendMust(t, s, u, s3Call{method: http.MethodDelete, path: "/crash/deleted"}, http.StatusNoContent)
-		s3Put(t, s, u, "/crash/overwritten", randomBytes(3<<20))
-		s3Put(t, s, u, "/crash/overwritten", last)
-		s3Put(t, s, u, "/crash/small", []byte("one chunk"))
-		s3Put(t, s, u, "/crash/small", []byte("another chunk"))
-		if got := s3GetWhole(t, s, u, "/crash/overwritten"); got != hexMD5(last) {
-			t.Fatalf("overwritten object: MD5 %s, want %s", got, hexMD5(last))
+		c.put(t, bucket, "deleted", string(randomBytes(3<<20+5)), "Content-Type", "application/octet-stream")
+		c.must(t, http.StatusNoContent, http.MethodDelete, bucket, "deleted", "", nil, "")
+		c.put(t, bucket, "overwritten", string(randomBytes(3<<20)), "Content-Type", "application/octet-stream")
+		c.put(t, bucket, "overwritten", string(last), "Content-Type", "application/octet-stream")
+		c.put(t, bucket, "small", "one chunk", "Content-Type", "application/octet-stream")
+		c.put(t, bucket, "small", "another chunk", "Content-Type", "application/octet-stream")
+		if got := s3GetWhole(t, c, bucket, "overwritten"); got != s3MD5Hex(last) {
+			t.Fatalf("overwritten object: MD5 %s, want %s", got, s3MD5Hex(last))
 		}
 	})
 
@@ -203,12 +211,44 @@ func TestS3CrashDuringOverwrite(t *testing.T) {
 		t.Fatalf("cairn check: %+v, want %+v", sum, want)
 	}
 	s.Restart()
-	if got := s3GetWhole(t, s, u, "/crash/overwritten"); got != hexMD5(last) {
-		t.Fatalf("overwritten object after the check: MD5 %s, want %s", got, hexMD5(last))
+	if got := s3GetWhole(t, c, bucket, "overwritten"); got != s3MD5Hex(last) {
+		t.Fatalf("overwritten object after the check: MD5 %s, want %s", got, s3MD5Hex(last))
 	}
-	if r := s3Send(t, s, u.KeyID, u.KeySecret, s3Call{method: http.MethodGet, path: "/crash/deleted"}); r.StatusCode != http.StatusNotFound {
-		t.Fatalf("deleted object: want 404, got\n%s", r)
+	expectS3Error(t, c.do(t, http.MethodGet, bucket, "deleted", "", nil, ""), http.StatusNotFound, "NoSuchKey")
+}
+
+// crashChunkSize is the server's chunk size (the default): blobs grow a chunk at a time.
+const crashChunkSize = s3.DefaultChunkSize
+
+// s3BlobSizes returns the blob files under the server's data directory with their sizes.
+func s3BlobSizes(t testing.TB, s *child) map[string]int64 {
+	t.Helper()
+	sizes := map[string]int64{}
+	root := filepath.Join(s.DataDir, server.BlobsDir)
+	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			if errors.Is(err, fs.ErrNotExist) {
+				return nil // removed meanwhile (an aborted or collected blob)
+			}
+			return err
+		}
+		if d.IsDir() {
+			return nil
+		}
+		info, err := d.Info()
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		sizes[path] = info.Size()
+		return nil
+	})
+	if err != nil {
+		t.Fatalf("listing the blobs: %v", err)
 	}
+	return sizes
 }
 
 // s3ChunksCollected reads the server's count of collected chunk records and blob files

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -451,7 +452,7 @@ func TestS3AWSChunked(t *testing.T) {
 			c.put(t, "chunks", "victim", "previous version")
 			r := put("victim", tc.ch)
 			e, ok := s3CheckError(t, r, tc.status)
-			if ok && !slicesContains(tc.codes, e.Code) {
+			if ok && !slices.Contains(tc.codes, e.Code) {
 				t.Errorf("code %q, want one of %v", e.Code, tc.codes)
 			}
 			if got := c.must(t, 200, http.MethodGet, "chunks", "victim", "", nil, ""); string(got.Body) != "previous version" {
@@ -459,15 +460,6 @@ func TestS3AWSChunked(t *testing.T) {
 			}
 		})
 	}
-}
-
-func slicesContains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 // TestS3EntityTooLarge runs a server with a 1 MiB object limit.

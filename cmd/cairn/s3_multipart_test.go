@@ -34,10 +34,6 @@ const (
 	mpMinPart = 5 * mpMiB
 )
 
-// mpRandom returns n random bytes (the collector and the blob store must see data that
-// does not compress or repeat).
-func mpRandom(n int) []byte { return randomBytes(n) }
-
 // mpETag is the S3 ETag of a multipart object made of parts, without quotes: the hex
 // MD5 of the concatenated binary MD5s of the parts, "-", and the number of parts.
 func mpETag(parts ...[]byte) string {
@@ -207,59 +203,6 @@ func mpTime(t testing.TB, what, v string) time.Time {
 	return ts
 }
 
-// mpDo is c.do, except that V2 requests are signed here with the x-amz-* headers sorted
-// by name, as the V2 algorithm says. The shared harness (s3V2StringToSign) sorts whole
-// "name:value" lines, which differs when one header name is a prefix of another, as
-// x-amz-copy-source is of x-amz-copy-source-range and x-amz-copy-source-if-match: its
-// signatures of such requests are wrong.
-func mpDo(t testing.TB, c s3c, method, bucket, key, query string, h hdr, body string) *resp {
-	t.Helper()
-	if c.sign != s3V2 {
-		return c.do(t, method, bucket, key, query, h, body)
-	}
-	q := c.req(method, bucket, key, query, h, body)
-	q.sign = s3Anon
-	hh := http.Header{}
-	for i := 0; i+1 < len(h); i += 2 {
-		hh.Add(h[i], h[i+1])
-	}
-	date := time.Now().UTC().Format(http.TimeFormat)
-	hh.Set("Date", date)
-	hostBucket := ""
-	if c.host {
-		hostBucket = bucket
-	}
-	sts := mpV2StringToSign(method, hh, date, s3V2Resource(q.path(), query, hostBucket))
-	q.h = append(slices.Clone(h), "Date", date, "Authorization", "AWS "+c.cred.KeyID+":"+s3V2Sign(c.cred.Secret, sts))
-	return s3Do(t, c.s, q)
-}
-
-// mpV2StringToSign is the V2 string to sign with the x-amz-* headers sorted by name.
-func mpV2StringToSign(method string, h http.Header, date, resource string) string {
-	amz := map[string]string{}
-	var names []string
-	for name, vs := range h {
-		l := strings.ToLower(name)
-		if !strings.HasPrefix(l, "x-amz-") {
-			continue
-		}
-		vals := make([]string, len(vs))
-		for i, v := range vs {
-			vals[i] = strings.TrimSpace(v)
-		}
-		amz[l] = strings.Join(vals, ",")
-		names = append(names, l)
-	}
-	slices.Sort(names)
-	var b strings.Builder
-	b.WriteString(method + "\n" + h.Get("Content-Md5") + "\n" + h.Get("Content-Type") + "\n" + date + "\n")
-	for _, n := range names {
-		b.WriteString(n + ":" + amz[n] + "\n")
-	}
-	b.WriteString(resource)
-	return b.String()
-}
-
 // mpInitiate starts an upload (headers h) and returns its id.
 func mpInitiate(t testing.TB, c s3c, bucket, key string, h ...string) string {
 	t.Helper()
@@ -398,7 +341,7 @@ func TestS3MultipartMinio(t *testing.T) {
 	t.Parallel()
 	s := startS3Server(t)
 	u := s3CreateUser(t, s, "mp-minio@example.com", "Multipart Minio")
-	data := mpRandom(17 * mpMiB)
+	data := randomBytes(17 * mpMiB)
 	parts := mpSplit(data, mpMinPart)
 	wantETag := mpETag(parts...)
 	if len(parts) != 4 || !strings.HasSuffix(wantETag, "-4") {
@@ -527,7 +470,7 @@ func TestS3MultipartRaw(t *testing.T) {
 			c := owner
 			c.mkBucket(t, "mpr-open")
 			id := mpInitiate(t, c, "mpr-open", "open")
-			mpPutPart(t, c, "mpr-open", "open", id, 1, mpRandom(mpMiB+5))
+			mpPutPart(t, c, "mpr-open", "open", id, 1, randomBytes(mpMiB+5))
 			mpPutPart(t, c, "mpr-open", "open", id, 2, []byte("small part"))
 		})
 	})
@@ -544,7 +487,7 @@ func mpLifecycle(t *testing.T, c s3c, bucket string, u s3User) {
 		"x-amz-acl", "public-read", "Cache-Control", "max-age=60")
 
 	// Out of order: 3 (the last, small), 1, 2; then 2 again with other data.
-	p1, p2old, p2, p3 := mpRandom(mpMinPart), mpRandom(mpMinPart+7), mpRandom(mpMinPart+1), []byte("the last part")
+	p1, p2old, p2, p3 := randomBytes(mpMinPart), randomBytes(mpMinPart+7), randomBytes(mpMinPart+1), []byte("the last part")
 	e3 := mpPutPart(t, c, bucket, key, id, 3, p3)
 	e1 := mpPutPart(t, c, bucket, key, id, 1, p1)
 	e2old := mpPutPart(t, c, bucket, key, id, 2, p2old)
@@ -726,12 +669,12 @@ func mpErrors(t *testing.T, c s3c, other s3User) {
 
 	// EntityTooSmall: a part but the last below 5 MiB (one byte short), then the same
 	// upload completes once that part has the minimum size.
-	small := mpRandom(mpMinPart - 1)
+	small := randomBytes(mpMinPart - 1)
 	es := mpPutPart(t, c, b, "k", id, 1, small)
 	e2 := mpPutPart(t, c, b, "k", id, 2, []byte("tail"))
 	r := c.do(t, http.MethodPost, b, "k", mpUploadQuery(id), nil, mpCompleteBody(false, mpPart{1, es}, mpPart{2, e2}))
 	expectS3Error(t, r, http.StatusBadRequest, "EntityTooSmall")
-	exact := mpRandom(mpMinPart)
+	exact := randomBytes(mpMinPart)
 	ee := mpPutPart(t, c, b, "k", id, 1, exact)
 	// Part 10000 is left out of the completion: it is dropped with the upload.
 	etag := mpComplete(t, c, b, "k", id, mpPart{1, ee}, mpPart{2, e2})
@@ -750,7 +693,7 @@ func mpErrors(t *testing.T, c s3c, other s3User) {
 
 	// Abort: 204, then the upload is gone for every request, and its parts with it.
 	id = mpInitiate(t, c, b, "aborted")
-	mpPutPart(t, c, b, "aborted", id, 1, mpRandom(mpMiB+1))
+	mpPutPart(t, c, b, "aborted", id, 1, randomBytes(mpMiB+1))
 	mpPutPart(t, c, b, "aborted", id, 2, []byte("small"))
 	r = c.must(t, http.StatusNoContent, http.MethodDelete, b, "aborted", mpUploadQuery(id), nil, "")
 	if len(r.Body) != 0 {
@@ -910,7 +853,7 @@ func mpListUploadsPaging(t *testing.T, c s3c, other s3User) {
 func mpCopyPart(t *testing.T, c s3c, other s3User) {
 	const b = "mpr-copy"
 	c.mkBucket(t, b)
-	src := mpRandom(6*mpMiB + 123)
+	src := randomBytes(6*mpMiB + 123)
 	c.put(t, b, "src.bin", string(src))
 	small := []byte("a small source object")
 	c.put(t, b, "small.txt", string(small))
@@ -921,7 +864,7 @@ func mpCopyPart(t *testing.T, c s3c, other s3User) {
 		if rng != "" {
 			h = append(h, "x-amz-copy-source-range", rng)
 		}
-		return mpDo(t, c, http.MethodPut, b, "assembled", mpQuery(id, n), h, "")
+		return c.do(t, http.MethodPut, b, "assembled", mpQuery(id, n), h, "")
 	}
 	checkCopied := func(r *resp, n int, want []byte) string {
 		t.Helper()
@@ -937,7 +880,7 @@ func mpCopyPart(t *testing.T, c s3c, other s3User) {
 	p1 := src[1000 : 1000+mpMinPart]
 	e1 := checkCopied(copyPart(1, "/"+b+"/src.bin", fmt.Sprintf("bytes=1000-%d", 1000+mpMinPart-1)), 1, p1)
 	// Part 2: uploaded.
-	p2 := mpRandom(mpMinPart)
+	p2 := randomBytes(mpMinPart)
 	e2 := mpPutPart(t, c, b, "assembled", id, 2, p2)
 	// Part 3: a whole small object, the source named without the leading slash.
 	_ = checkCopied(copyPart(3, b+"/small.txt", ""), 3, small)
@@ -960,7 +903,7 @@ func mpCopyPart(t *testing.T, c s3c, other s3User) {
 	o := c.as(other.cred())
 	o.mkBucket(t, "mpr-copy-other")
 	oid := mpInitiate(t, o, "mpr-copy-other", "stolen")
-	r := mpDo(t, o, http.MethodPut, "mpr-copy-other", "stolen", mpQuery(oid, 1), hdr{"x-amz-copy-source", "/" + b + "/small.txt"}, "")
+	r := o.do(t, http.MethodPut, "mpr-copy-other", "stolen", mpQuery(oid, 1), hdr{"x-amz-copy-source", "/" + b + "/small.txt"}, "")
 	expectS3Error(t, r, http.StatusForbidden, "AccessDenied")
 	o.must(t, http.StatusNoContent, http.MethodDelete, "mpr-copy-other", "stolen", mpUploadQuery(oid), nil, "")
 
@@ -982,7 +925,7 @@ func mpCopyPart(t *testing.T, c s3c, other s3User) {
 // collector removes its parts' chunk record and blob. A completed upload is not touched.
 func TestS3MultipartAbandoned(t *testing.T) {
 	t.Parallel()
-	s := startS3Server(t, "--s3-upload-ttl", "1s")
+	s := startS3Server(t, "--s3-upload-ttl", "3s")
 	u := s3CreateUser(t, s, "mp-ttl@example.com", "Multipart TTL")
 	c := s3c{s: s, cred: u.cred(), sign: s3V4}
 	const b = "mp-ttl"
@@ -995,11 +938,11 @@ func TestS3MultipartAbandoned(t *testing.T) {
 	keptData := []byte("a completed upload of one small part")
 	for attempt := 1; ; attempt++ {
 		if attempt > 3 {
-			t.Fatal("could not upload the parts within the 1 s TTL in three attempts")
+			t.Fatal("could not upload the parts within the 3 s TTL in three attempts")
 		}
 		before = s3ChunksCollected(t, s)
 		abandoned = mpInitiate(t, c, b, "abandoned")
-		if !mpTryParts(t, c, b, "abandoned", abandoned, mpRandom(mpMiB+mpMiB/2), []byte("a small part")) {
+		if !mpTryParts(t, c, b, "abandoned", abandoned, randomBytes(mpMiB+mpMiB/2), []byte("a small part")) {
 			continue
 		}
 		kept := mpInitiate(t, c, b, "kept")
@@ -1015,14 +958,15 @@ func TestS3MultipartAbandoned(t *testing.T) {
 		break
 	}
 
-	waitFor(t, 15*time.Second, "the abandoned upload to be aborted", func() bool {
+	// The collector looks for expired uploads every TTL/4.
+	waitFor(t, 30*time.Second, "the abandoned upload to be aborted", func() bool {
 		l := mpListUploads(t, c, b, "")
 		return len(l.Uploads) == 0
 	})
 	expectS3Error(t, c.do(t, http.MethodGet, b, "abandoned", mpUploadQuery(abandoned), nil, ""), http.StatusNotFound, "NoSuchUpload")
 	expectS3Error(t, c.do(t, http.MethodPut, b, "abandoned", mpQuery(abandoned, 3), nil, "late"), http.StatusNotFound, "NoSuchUpload")
 	// Its two parts: a blob (1.5 MiB) and a chunk record (small).
-	waitFor(t, 15*time.Second, "the abandoned upload's chunks to be collected", func() bool {
+	waitFor(t, 30*time.Second, "the abandoned upload's chunks to be collected", func() bool {
 		return s3ChunksCollected(t, s) >= before+2
 	})
 	t.Logf("collected chunk records and blobs: %d before, %d after", before, s3ChunksCollected(t, s))

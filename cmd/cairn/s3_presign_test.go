@@ -148,7 +148,7 @@ func TestS3Presign(t *testing.T) {
 			if err != nil {
 				t.Fatalf("PresignedPutObject: %v", err)
 			}
-			up := mpRandom(2*mpMiB + 11)
+			up := randomBytes(2*mpMiB + 11)
 			r = psDo(t, hc, http.MethodPut, pu.String(), up)
 			if r.StatusCode != http.StatusOK || r.Header.Get("ETag") != `"`+s3MD5Hex(up)+`"` {
 				t.Fatalf("PUT to a presigned URL:\n%s", r)
@@ -267,7 +267,7 @@ func TestS3DeleteObjects(t *testing.T) {
 					for _, k := range keys {
 						data := []byte("data of " + k)
 						if k == "big" {
-							data = mpRandom(2*mpMiB + 1)
+							data = randomBytes(2*mpMiB + 1)
 						}
 						if _, err := mc.PutObject(ctx, b, k, bytes.NewReader(data), int64(len(data)), minio.PutObjectOptions{}); err != nil {
 							t.Fatalf("PutObject %q: %v", k, err)
@@ -371,8 +371,8 @@ func mdRaw(t *testing.T, c s3c, b string, other s3User) {
 				expectS3Error(t, r, status, code)
 			}
 		})
-		if left := mdKeys(t, c, b); !s3SameStrings(left, sortedCopy(stored)) {
-			t.Errorf("%s: objects %q left, want %q", name, left, sortedCopy(stored))
+		if left := mdKeys(t, c, b); !s3SameStrings(left, slices.Sorted(slices.Values(stored))) {
+			t.Errorf("%s: objects %q left, want %q", name, left, slices.Sorted(slices.Values(stored)))
 		}
 	}
 	// S3 requires Content-MD5 (or an x-amz-checksum-* header) on POST ?delete.
@@ -407,7 +407,7 @@ func mdRaw(t *testing.T, c s3c, b string, other s3User) {
 	} else {
 		expectS3Error(t, r, http.StatusForbidden, "AccessDenied")
 	}
-	if left := mdKeys(t, c, b); !s3SameStrings(left, sortedCopy(stored)) {
+	if left := mdKeys(t, c, b); !s3SameStrings(left, slices.Sorted(slices.Values(stored))) {
 		t.Errorf("after a delete without WRITE: %q left", left)
 	}
 
@@ -418,8 +418,8 @@ func mdRaw(t *testing.T, c s3c, b string, other s3User) {
 	if len(res.Errors) != 0 {
 		t.Errorf("delete of 1000 keys: errors %+v", res.Errors)
 	}
-	if left := mdKeys(t, c, b); !s3SameStrings(left, sortedCopy(stored[1:])) {
-		t.Errorf("after deleting 1000 keys: %q left, want %q", left, sortedCopy(stored[1:]))
+	if left := mdKeys(t, c, b); !s3SameStrings(left, slices.Sorted(slices.Values(stored[1:]))) {
+		t.Errorf("after deleting 1000 keys: %q left, want %q", left, slices.Sorted(slices.Values(stored[1:])))
 	}
 
 	// Current SDKs (botocore ≥ 1.36, the awscli releases on it) send a CRC32 checksum
@@ -428,19 +428,12 @@ func mdRaw(t *testing.T, c s3c, b string, other s3User) {
 	sum := make([]byte, 4)
 	binary.BigEndian.PutUint32(sum, crc32.ChecksumIEEE([]byte(body)))
 	res = ok(mdPost(t, c, b, body, "x-amz-sdk-checksum-algorithm", "CRC32", "x-amz-checksum-crc32", base64.StdEncoding.EncodeToString(sum)))
-	if got := res.deleted(); !slices.Equal(got, sortedCopy(stored[1:])) {
+	if got := res.deleted(); !slices.Equal(got, slices.Sorted(slices.Values(stored[1:]))) {
 		t.Errorf("delete with a CRC32 checksum: Deleted %q", got)
 	}
 	if left := mdKeys(t, c, b); len(left) != 0 {
 		t.Errorf("at the end: %q left", left)
 	}
-}
-
-// sortedCopy returns a sorted copy of ss.
-func sortedCopy(ss []string) []string {
-	out := slices.Clone(ss)
-	sort.Strings(out)
-	return out
 }
 
 // TestS3RangeGet reads ranges of a 3 MiB object and of a multipart object with minio-go
@@ -453,9 +446,9 @@ func TestS3RangeGet(t *testing.T) {
 	c := s3c{s: s, cred: u.cred(), sign: s3V4}
 	const b = "rng-get"
 	c.mkBucket(t, b)
-	big := mpRandom(3*mpMiB + 4321)
+	big := randomBytes(3*mpMiB + 4321)
 	c.put(t, b, "big", string(big))
-	parts := [][]byte{mpRandom(mpMinPart), mpRandom(mpMinPart), mpRandom(mpMiB + 99)}
+	parts := [][]byte{randomBytes(mpMinPart), randomBytes(mpMinPart), randomBytes(mpMiB + 99)}
 	mpUpload(t, c, b, "multipart", parts)
 	mp := slices.Concat(parts...)
 	objs := map[string][]byte{"big": big, "multipart": mp}

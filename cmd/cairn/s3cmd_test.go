@@ -40,8 +40,8 @@ func TestS3cmd(t *testing.T) {
 		}
 		t.Skip("s3cmd is not installed (Debian: apt-get install s3cmd); skipping the s3cmd end-to-end test")
 	}
-	s := startServer(t, "--dialect", "riak")
-	u := createS3User(t, s, "s3cmd user", "s3cmd@example.com")
+	s := startS3Server(t)
+	u := s3CreateUser(t, s, "s3cmd@example.com", "s3cmd user")
 	for _, p := range []s3cmdPass{
 		{"v2-host", true, true},
 		{"v2-path", true, false},
@@ -56,7 +56,7 @@ func TestS3cmd(t *testing.T) {
 }
 
 // s3cmdConfig writes an s3cmd configuration for the pass and returns its path.
-func s3cmdConfig(t *testing.T, s *child, u userRecord, p s3cmdPass) string {
+func s3cmdConfig(t *testing.T, s *child, u s3User, p s3cmdPass) string {
 	t.Helper()
 	host, port, err := net.SplitHostPort(s.S3Addr)
 	if err != nil {
@@ -118,7 +118,7 @@ func (r s3cmdRunner) try(args ...string) (string, error) {
 	return out.String(), err
 }
 
-func runS3cmdPass(t *testing.T, bin string, s *child, u userRecord, p s3cmdPass) {
+func runS3cmdPass(t *testing.T, bin string, s *child, u s3User, p s3cmdPass) {
 	r := s3cmdRunner{bin: bin, cfg: s3cmdConfig(t, s, u, p), home: t.TempDir()}
 	bucket := "s3cmd-" + p.name
 	dir := t.TempDir()
@@ -135,12 +135,10 @@ func runS3cmdPass(t *testing.T, bin string, s *child, u userRecord, p s3cmdPass)
 	smallURI, bigURI := "s3://"+bucket+"/small.txt", "s3://"+bucket+"/dir/big.bin"
 
 	// anonymous GET of key, in the pass's addressing style.
+	anon := s3c{s: s, sign: s3Anon, host: p.hostStyle}
 	anonGet := func(key string) *resp {
 		t.Helper()
-		if p.hostStyle {
-			return s3Send(t, s, "", "", s3Call{method: http.MethodGet, path: "/" + key, host: bucket + ".s3.localhost"})
-		}
-		return s3Send(t, s, "", "", s3Call{method: http.MethodGet, path: "/" + bucket + "/" + key})
+		return anon.do(t, http.MethodGet, bucket, key, "", nil, "")
 	}
 
 	out := r.run(t, "mb", "s3://"+bucket)
@@ -182,12 +180,12 @@ func runS3cmdPass(t *testing.T, bin string, s *child, u userRecord, p s3cmdPass)
 			t.Fatal(err)
 		}
 		if !bytes.Equal(got, c.data) {
-			t.Errorf("get %s: %d bytes (MD5 %s), want %d bytes (MD5 %s)", c.uri, len(got), hexMD5(got), len(c.data), hexMD5(c.data))
+			t.Errorf("get %s: %d bytes (MD5 %s), want %d bytes (MD5 %s)", c.uri, len(got), s3MD5Hex(got), len(c.data), s3MD5Hex(c.data))
 		}
 	}
 
 	out = r.run(t, "info", bigURI)
-	for _, want := range []string{"File size: 5242880", "MD5 sum:   " + hexMD5(big), "ACL:       s3cmd: FULL_CONTROL"} {
+	for _, want := range []string{"File size: 5242880", "MD5 sum:   " + s3MD5Hex(big), "ACL:       s3cmd: FULL_CONTROL"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("info: no %q in\n%s", want, out)
 		}
@@ -206,9 +204,8 @@ func runS3cmdPass(t *testing.T, bin string, s *child, u userRecord, p s3cmdPass)
 		t.Errorf("info after setacl --acl-public: no anonymous READ grant in\n%s", out)
 	}
 	r.run(t, "setacl", "--acl-private", smallURI)
-	if got := anonGet("small.txt"); got.StatusCode != http.StatusForbidden || !bytes.Contains(got.Body, []byte("<Code>AccessDenied</Code>")) {
-		t.Errorf("anonymous GET after setacl --acl-private: want 403 AccessDenied, got\n%s", got)
-	}
+	// After setacl --acl-private: 403 AccessDenied.
+	expectS3Error(t, anonGet("small.txt"), http.StatusForbidden, "AccessDenied")
 
 	// rb refuses a bucket with objects; del empties it.
 	if out, err := r.try("rb", "s3://"+bucket); err == nil || !strings.Contains(out, "BucketNotEmpty") {

@@ -1,34 +1,17 @@
 package main
 
-// End-to-end tests of `cairn user`, and helpers the S3 tests share: creating a user with
-// the command and sending V2-signed requests to the object-storage interface.
+// End-to-end tests of `cairn user`. Requests to the object-storage interface go through
+// the shared S3 harness (s3harness_test.go); the helpers here run the command.
 
 import (
 	"bytes"
-	"crypto/md5"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
-	"io"
 	"net/http"
-	"os"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
-	"time"
 )
-
-// userRecord is a user as the administration API (and `cairn user`) prints it.
-type userRecord struct {
-	Email       string `json:"email"`
-	DisplayName string `json:"display_name"`
-	Name        string `json:"name"`
-	KeyID       string `json:"key_id"`
-	KeySecret   string `json:"key_secret"`
-	ID          string `json:"id"`
-	Status      string `json:"status"`
-}
 
 // userCLI runs `cairn user ARGS...` against s's object-storage interface with s's data
 // directory (so the admin key comes from its credential file).
@@ -56,81 +39,15 @@ func mustUserJSON(t testing.TB, s *child, v any, args ...string) {
 	}
 }
 
-// createS3User creates a user with `cairn user create` and returns its record.
-func createS3User(t testing.TB, s *child, name, email string) userRecord {
+// cliCreateUser creates a user with `cairn user create` and returns its record.
+func cliCreateUser(t testing.TB, s *child, name, email string) s3User {
 	t.Helper()
-	var u userRecord
+	var u s3User
 	mustUserJSON(t, s, &u, "create", "--name", name, "--email", email)
 	if u.KeyID == "" || u.KeySecret == "" {
 		t.Fatalf("cairn user create: no key pair in %+v", u)
 	}
 	return u
-}
-
-// s3Call is a request to the object-storage interface of a server.
-type s3Call struct {
-	method string
-	// path is the request path (percent-encoded as it should be sent), with the query.
-	path string
-	// host, when set, is the Host header (for host-style addressing); the connection
-	// still goes to the server's address.
-	host string
-	// header holds extra request headers.
-	header http.Header
-	// body is the request body (nil for none); size is its length when body is not a
-	// *bytes.Reader or *strings.Reader.
-	body io.Reader
-	size int64
-}
-
-// build makes the request for s, signed with V2 by the key pair unless keyID is empty
-// (anonymous).
-func (r s3Call) build(t testing.TB, s *child, keyID, secret string) *http.Request {
-	t.Helper()
-	req, err := http.NewRequest(r.method, "http://"+s.S3Addr+r.path, r.body)
-	if err != nil {
-		t.Fatalf("%s %s: %v", r.method, r.path, err)
-	}
-	if r.body != nil && req.ContentLength == 0 && r.size > 0 {
-		req.ContentLength = r.size
-	}
-	if r.host != "" {
-		req.Host = r.host
-	}
-	for k, v := range r.header {
-		req.Header[k] = v
-	}
-	if keyID != "" {
-		hostBucket, _ := strings.CutSuffix(r.host, ".s3.localhost")
-		if hostBucket == r.host {
-			hostBucket = ""
-		}
-		signV2(req, keyID, secret, hostBucket, time.Now())
-	}
-	return req
-}
-
-// s3Send sends a V2-signed (or, with an empty key id, anonymous) request and reads the
-// whole response.
-func s3Send(t testing.TB, s *child, keyID, secret string, r s3Call) *resp {
-	t.Helper()
-	return s.send(t, r.build(t, s, keyID, secret))
-}
-
-// s3SendMust is s3Send requiring the status want.
-func s3SendMust(t testing.TB, s *child, u userRecord, r s3Call, want int) *resp {
-	t.Helper()
-	out := s3Send(t, s, u.KeyID, u.KeySecret, r)
-	if out.StatusCode != want {
-		t.Fatalf("want %d, got\n%s", want, out)
-	}
-	return out
-}
-
-// hexMD5 returns the hex MD5 of b.
-func hexMD5(b []byte) string {
-	sum := md5.Sum(b)
-	return hex.EncodeToString(sum[:])
 }
 
 var (
@@ -144,48 +61,46 @@ func TestUserCLI(t *testing.T) {
 	s := startServer(t)
 
 	// create
-	alice := createS3User(t, s, "Alice Liddell", "alice@example.com")
+	alice := cliCreateUser(t, s, "Alice Liddell", "alice@example.com")
 	if alice.Email != "alice@example.com" || alice.Name != "Alice Liddell" || alice.DisplayName != "alice" ||
 		alice.Status != "enabled" || !keyIDRE.MatchString(alice.KeyID) || !keySecretRE.MatchString(alice.KeySecret) ||
 		!canonicalRE.MatchString(alice.ID) {
 		t.Errorf("created user: %+v", alice)
 	}
-	bob := createS3User(t, s, "Bob", "bob@example.com")
+	bob := cliCreateUser(t, s, "Bob", "bob@example.com")
 
 	// The new key pair works on the S3 API.
-	s3SendMust(t, s, alice, s3Call{method: http.MethodPut, path: "/alice-bucket"}, http.StatusOK)
+	c := s3c{s: s, cred: alice.cred(), sign: s3V2}
+	c.mkBucket(t, "alice-bucket")
 
 	// list: the admin, alice and bob.
-	var all []userRecord
+	var all []s3User
 	mustUserJSON(t, s, &all, "list")
-	emails := map[string]userRecord{}
+	emails := map[string]s3User{}
 	for _, u := range all {
 		emails[u.Email] = u
 	}
 	if len(all) != 3 || emails["alice@example.com"] != alice || emails["bob@example.com"] != bob {
 		t.Errorf("user list: %+v", all)
 	}
-	var disabled []userRecord
+	var disabled []s3User
 	mustUserJSON(t, s, &disabled, "list", "--status", "disabled")
 	if len(disabled) != 0 {
 		t.Errorf("user list --status disabled before any disable: %+v", disabled)
 	}
 
 	// disable: the key stops working and the user is listed as disabled.
-	var u userRecord
+	var u s3User
 	mustUserJSON(t, s, &u, "disable", alice.KeyID)
 	if want := alice; u.Status != "disabled" || u.KeyID != want.KeyID || u.Email != want.Email {
 		t.Errorf("disable: %+v", u)
 	}
-	r := s3Send(t, s, alice.KeyID, alice.KeySecret, s3Call{method: http.MethodGet, path: "/"})
-	if r.StatusCode != http.StatusForbidden || !bytes.Contains(r.Body, []byte("<Code>InvalidAccessKeyId</Code>")) {
-		t.Errorf("a disabled user's request: want 403 InvalidAccessKeyId, got\n%s", r)
-	}
+	expectS3Error(t, c.do(t, http.MethodGet, "", "", "", nil, ""), http.StatusForbidden, "InvalidAccessKeyId")
 	mustUserJSON(t, s, &disabled, "--status=disabled", "list") // flags before the command too
 	if len(disabled) != 1 || disabled[0].KeyID != alice.KeyID {
 		t.Errorf("user list --status disabled: %+v", disabled)
 	}
-	var enabled []userRecord
+	var enabled []s3User
 	mustUserJSON(t, s, &enabled, "list", "--status", "enabled")
 	if len(enabled) != 2 {
 		t.Errorf("user list --status enabled: %+v", enabled)
@@ -196,24 +111,21 @@ func TestUserCLI(t *testing.T) {
 	if u.Status != "enabled" {
 		t.Errorf("enable: %+v", u)
 	}
-	s3SendMust(t, s, alice, s3Call{method: http.MethodGet, path: "/"}, http.StatusOK)
+	c.must(t, http.StatusOK, http.MethodGet, "", "", "", nil, "")
 
 	// rotate: same key id, new secret; the old secret no longer signs.
 	mustUserJSON(t, s, &u, "rotate", alice.KeyID)
 	if u.KeyID != alice.KeyID || u.KeySecret == alice.KeySecret || !keySecretRE.MatchString(u.KeySecret) || u.Status != "enabled" {
 		t.Errorf("rotate: %+v (was %+v)", u, alice)
 	}
-	r = s3Send(t, s, alice.KeyID, alice.KeySecret, s3Call{method: http.MethodGet, path: "/"})
-	if r.StatusCode != http.StatusForbidden || !bytes.Contains(r.Body, []byte("<Code>SignatureDoesNotMatch</Code>")) {
-		t.Errorf("the old secret after rotate: want 403 SignatureDoesNotMatch, got\n%s", r)
-	}
+	expectS3Error(t, c.do(t, http.MethodGet, "", "", "", nil, ""), http.StatusForbidden, "SignatureDoesNotMatch")
 	alice.KeySecret = u.KeySecret
-	s3SendMust(t, s, alice, s3Call{method: http.MethodGet, path: "/"}, http.StatusOK)
+	c.as(alice.cred()).must(t, http.StatusOK, http.MethodGet, "", "", "", nil, "")
 
 	// The key given on the command line (no data dir), and the URL from CAIRN_S3_URL.
-	admin := readAdminKey(t, s)
+	admin := s3AdminCred(t, s)
 	code, out, errOut := runCairn(t, serverOpts{
-		args: []string{"user", "list", "--key-id", admin.KeyID, "--key-secret", admin.KeySecret, "--data-dir", t.TempDir()},
+		args: []string{"user", "list", "--key-id", admin.KeyID, "--key-secret", admin.Secret, "--data-dir", t.TempDir()},
 		env:  []string{"CAIRN_S3_URL=http://" + s.S3Addr},
 	})
 	if code != 0 || !strings.HasPrefix(out, "[") || errOut != "" {
@@ -221,24 +133,10 @@ func TestUserCLI(t *testing.T) {
 	}
 }
 
-// readAdminKey reads the admin key pair the server wrote to its data directory.
-func readAdminKey(t testing.TB, s *child) userRecord {
-	t.Helper()
-	b, err := os.ReadFile(filepath.Join(s.DataDir, adminCredentialsFile))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var u userRecord
-	if err := json.Unmarshal(b, &u); err != nil || u.KeyID == "" {
-		t.Fatalf("admin credentials %q: %v", b, err)
-	}
-	return u
-}
-
 func TestUserCLIErrors(t *testing.T) {
 	t.Parallel()
 	s := startServer(t)
-	bob := createS3User(t, s, "Bob", "bob@example.com")
+	bob := cliCreateUser(t, s, "Bob", "bob@example.com")
 	url := "http://" + s.S3Addr
 
 	tests := []struct {
