@@ -155,9 +155,8 @@ func parseS3Error(status int, body []byte) error {
 }
 
 // signV2 signs req in place with signature V2 (Date and Authorization headers) at time
-// t. hostBucket is the bucket its Host header names in host-style addressing, "" in
-// path style (as for the administration API).
-func signV2(req *http.Request, keyID, secret, hostBucket string, t time.Time) {
+// t, path style (the administration API names no bucket).
+func signV2(req *http.Request, keyID, secret string, t time.Time) {
 	path := req.URL.EscapedPath()
 	if req.URL.Opaque != "" {
 		path = req.URL.Opaque
@@ -167,7 +166,7 @@ func signV2(req *http.Request, keyID, secret, hostBucket string, t time.Time) {
 		host = req.URL.Host
 	}
 	sig.SignRequestV2(&sig.Request{Method: req.Method, Host: host, RawPath: path, RawQuery: req.URL.RawQuery,
-		Header: req.Header, HostBucket: hostBucket}, keyID, secret, t)
+		Header: req.Header}, keyID, secret, t)
 }
 
 // userRequest sends one signed request (body, when not nil, as JSON) and returns the
@@ -192,7 +191,7 @@ func userRequest(ctx context.Context, c *adminClient, method, path string, body 
 		req.Header.Set("Content-Type", "application/json")
 	}
 	req.Header.Set("Accept", "application/json")
-	signV2(req, c.id, c.secret, "", time.Now())
+	signV2(req, c.id, c.secret, time.Now())
 	resp, err := c.http.Do(req)
 	if err != nil {
 		return nil, fmt.Errorf("cannot reach the server: %w", err)
