@@ -227,8 +227,11 @@ func (cr *chunkedReader) verify() error {
 func (cr *chunkedReader) trailers() error {
 	for i := 0; ; i++ {
 		line, err := cr.line()
-		if errors.Is(err, io.ErrUnexpectedEOF) && i == 0 {
-			return nil
+		if errors.Is(err, io.ErrUnexpectedEOF) {
+			if i == 0 {
+				return nil
+			}
+			return errBodyEnded // trailer lines without the empty line that ends them
 		}
 		if err != nil {
 			return err
@@ -237,7 +240,7 @@ func (cr *chunkedReader) trailers() error {
 			return nil
 		}
 		name, value, ok := strings.Cut(line, ":")
-		if i >= 64 || !ok {
+		if i >= 64 || !ok || strings.TrimSpace(name) == "" {
 			return malformedChunk("bad trailer")
 		}
 		if cr.fields == nil {

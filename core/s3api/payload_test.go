@@ -110,6 +110,8 @@ func TestChunkedReaderUnsignedTrailer(t *testing.T) {
 		{"5\nhello\r\n0\r\n\r\n", "", false},
 		{"5\r\nhel", "", false},
 		{"5\r\nhello\r\n0\r\nnot a trailer\r\n\r\n", "", false},
+		{"0\r\n:\r\n", "", false},
+		{"0\r\nx-amz-checksum-crc32:AAAAAA==\r\n", "", false},
 		{strings.Repeat("0", 5000) + "\r\n", "", false},
 	}
 	for _, c := range cases {
