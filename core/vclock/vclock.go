@@ -10,6 +10,8 @@ package vclock
 
 import (
 	"bytes"
+	"fmt"
+	"math"
 	"sort"
 	"strconv"
 	"time"
@@ -103,6 +105,11 @@ func Merge(a, b VClock) VClock {
 
 // Increment returns a copy of c in which actor's counter is one more than before and its
 // timestamp is now. The new counter is also returned as a Dot naming this event.
+//
+// A counter never wraps: at math.MaxUint64 it stays there (the dot then repeats). Clocks
+// received from clients are refused above MaxCounter (CheckReceived), so only a record
+// stored by an older build that accepted such a clock can get there, and its key stays
+// writable instead of storing a zero counter that no longer decodes.
 func (c VClock) Increment(actor string, now time.Time) (VClock, Dot) {
 	i, ok := c.find(actor)
 	out := make(VClock, 0, len(c)+1)
@@ -113,7 +120,9 @@ func (c VClock) Increment(actor string, now time.Time) (VClock, Dot) {
 		i++
 	}
 	e.Actor = actor
-	e.Counter++
+	if e.Counter < math.MaxUint64 {
+		e.Counter++
+	}
 	e.Timestamp = now.Unix()
 	out = append(out, e)
 	out = append(out, c[i:]...)
@@ -161,6 +170,69 @@ func (c VClock) Prune(now time.Time, p PruneOptions) VClock {
 		break
 	}
 	out := append(byAge[:len(byAge):len(byAge)], kept...)
+	sort.Slice(out, func(i, j int) bool { return out[i].Actor < out[j].Actor })
+	return out
+}
+
+// Limits of clocks received from clients and of the clocks stored with objects. They keep
+// every clock a write stores below what Decode accepts, whatever a client sends: a stored
+// clock has at most MaxStoredEntries entries, a received one at most MaxReceivedEntries,
+// so their merge plus this node's entry (at most MaxStoredEntries+MaxReceivedEntries+1)
+// is far below MaxEntries even before Limit brings it back to MaxStoredEntries.
+const (
+	// MaxReceivedEntries bounds the entries of a clock a client sends.
+	MaxReceivedEntries = 1024
+	// MaxStoredEntries bounds the entries of a clock a write stores (Limit).
+	MaxStoredEntries = 1024
+	// MaxCounter bounds every counter of a clock a client sends: 2^53, nine
+	// quadrillion writes, so that incrementing a received counter can never come near
+	// the end of its 64 bits.
+	MaxCounter = 1 << 53
+)
+
+// CheckReceived reports, as an error wrapping ErrMalformed, a clock that a client may not
+// send: one with more than MaxReceivedEntries entries or a counter above MaxCounter.
+// Decode has already checked its shape.
+func (c VClock) CheckReceived() error {
+	if len(c) > MaxReceivedEntries {
+		return fmt.Errorf("%w: %d entries, more than %d", ErrMalformed, len(c), MaxReceivedEntries)
+	}
+	for _, e := range c {
+		if e.Counter > MaxCounter {
+			return fmt.Errorf("%w: counter %d of actor %q is above %d", ErrMalformed, e.Counter, e.Actor, uint64(MaxCounter))
+		}
+	}
+	return nil
+}
+
+// Limit returns c with at most max entries: when it has more, its oldest entries (by
+// timestamp, then actor) are dropped, except keep's, which always stays. Like pruning,
+// dropping an entry can only make a later write look concurrent (a sibling), never lose
+// one; it bounds what a flood of forged actors can make a stored clock grow to.
+func (c VClock) Limit(max int, keep string) VClock {
+	if len(c) <= max {
+		return c
+	}
+	others := make(VClock, 0, len(c))
+	var kept VClock
+	for _, e := range c {
+		if e.Actor == keep {
+			kept = append(kept, e)
+			continue
+		}
+		others = append(others, e)
+	}
+	sort.Slice(others, func(i, j int) bool {
+		if others[i].Timestamp != others[j].Timestamp {
+			return others[i].Timestamp > others[j].Timestamp
+		}
+		return others[i].Actor < others[j].Actor
+	})
+	n := max - len(kept)
+	if n < 0 {
+		n = 0
+	}
+	out := append(others[:n:n], kept...)
 	sort.Slice(out, func(i, j int) bool { return out[i].Actor < out[j].Actor })
 	return out
 }

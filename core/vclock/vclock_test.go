@@ -3,6 +3,9 @@ package vclock
 import (
 	"bytes"
 	"errors"
+	"fmt"
+	"math"
+	"strings"
 	"testing"
 	"time"
 )
@@ -194,4 +197,79 @@ func FuzzDecode(f *testing.F) {
 			t.Fatalf("clock algebra broken for %v", c)
 		}
 	})
+}
+
+// TestIncrementNeverWraps: a counter at 2^64−1 stays there instead of wrapping to a zero
+// that Decode refuses.
+func TestIncrementNeverWraps(t *testing.T) {
+	for _, c := range []uint64{math.MaxUint64 - 1, math.MaxUint64} {
+		clk, dot := vc(Entry{"n", c, 0}).Increment("n", time.Unix(5, 0))
+		if dot.Counter != math.MaxUint64 || clk.Counter("n") != math.MaxUint64 {
+			t.Fatalf("increment of %d: %v %v", c, clk, dot)
+		}
+		if _, err := Decode(clk.Encode()); err != nil {
+			t.Fatalf("increment of %d does not decode: %v", c, err)
+		}
+	}
+}
+
+func TestCheckReceived(t *testing.T) {
+	many := func(n int) VClock {
+		c := make(VClock, n)
+		for i := range c {
+			c[i] = Entry{Actor: fmt.Sprintf("a%05d", i), Counter: 1}
+		}
+		return c
+	}
+	tests := []struct {
+		name string
+		c    VClock
+		want string // "" = accepted
+	}{
+		{"empty", nil, ""},
+		{"counter at the limit", vc(Entry{"a", MaxCounter, 0}), ""},
+		{"counter above the limit", vc(Entry{"a", 1, 0}, Entry{"b", MaxCounter + 1, 0}), `counter 9007199254740993 of actor "b" is above 9007199254740992`},
+		{"counter 2^64-1", vc(Entry{"a", math.MaxUint64, 0}), "is above"},
+		{"entries at the limit", many(MaxReceivedEntries), ""},
+		{"entries above the limit", many(MaxReceivedEntries + 1), "1025 entries, more than 1024"},
+	}
+	for _, tt := range tests {
+		err := tt.c.CheckReceived()
+		switch {
+		case tt.want == "" && err != nil:
+			t.Errorf("%s: %v", tt.name, err)
+		case tt.want != "" && (err == nil || !errors.Is(err, ErrMalformed) || !strings.Contains(err.Error(), tt.want)):
+			t.Errorf("%s: %v, want an ErrMalformed naming %q", tt.name, err, tt.want)
+		}
+	}
+}
+
+func TestLimit(t *testing.T) {
+	c := vc(Entry{"a", 1, 30}, Entry{"b", 1, 10}, Entry{"c", 1, 20}, Entry{"n", 9, 5}, Entry{"z", 1, 30})
+	tests := []struct {
+		max  int
+		keep string
+		want string
+	}{
+		{5, "n", "{a:1@30,b:1@10,c:1@20,n:9@5,z:1@30}"},
+		{9, "n", "{a:1@30,b:1@10,c:1@20,n:9@5,z:1@30}"},
+		{4, "n", "{a:1@30,c:1@20,n:9@5,z:1@30}"}, // the oldest foreign entry goes
+		{2, "n", "{a:1@30,n:9@5}"},               // ties by actor; the kept one stays though oldest
+		{1, "n", "{n:9@5}"},                      //
+		{0, "n", "{n:9@5}"},                      // the kept entry always stays
+		{2, "", "{a:1@30,z:1@30}"},               // nothing to keep
+		{3, "absent", "{a:1@30,c:1@20,z:1@30}"},  // keep names no entry
+	}
+	for _, tt := range tests {
+		got := c.Limit(tt.max, tt.keep)
+		if got.String() != tt.want {
+			t.Errorf("Limit(%d, %q) = %v, want %s", tt.max, tt.keep, got, tt.want)
+		}
+		if _, err := Decode(got.Encode()); err != nil {
+			t.Errorf("Limit(%d, %q) does not decode: %v", tt.max, tt.keep, err)
+		}
+	}
+	if c.String() != "{a:1@30,b:1@10,c:1@20,n:9@5,z:1@30}" {
+		t.Fatalf("Limit changed its receiver: %v", c)
+	}
 }
