@@ -6,7 +6,6 @@ import (
 	"errors"
 	"net/http"
 	"net/url"
-	"strconv"
 	"time"
 
 	"github.com/cairnkv/cairn/core/httpx"
@@ -38,11 +37,11 @@ func parseListParams(q url.Values, param string) (listParams, error) {
 		p.mode = v
 	}
 	if v, ok := q["timeout"]; ok {
-		ms, err := strconv.ParseInt(v[0], 10, 64)
-		if err != nil || ms < 0 {
+		d, ok := parseTimeout(v[0], 0)
+		if !ok {
 			return p, badRequest(wire.TimeoutError(v[0]))
 		}
-		p.timeout = time.Duration(ms) * time.Millisecond
+		p.timeout = d
 	}
 	return p, nil
 }

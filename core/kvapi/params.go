@@ -25,11 +25,11 @@ type params struct {
 func parseParams(q url.Values) (params, error) {
 	var p params
 	if v, ok := q["timeout"]; ok {
-		ms, err := strconv.ParseInt(v[0], 10, 64)
-		if err != nil || ms <= 0 {
+		d, ok := parseTimeout(v[0], 1)
+		if !ok {
 			return p, badRequest(wire.TimeoutError(v[0]))
 		}
-		p.timeout = time.Duration(ms) * time.Millisecond
+		p.timeout = d
 	}
 	for _, qp := range []struct {
 		name string
@@ -53,6 +53,20 @@ func parseParams(q url.Values) (params, error) {
 	}
 	p.returnBody = q.Get("returnbody") == "true"
 	return p, nil
+}
+
+// maxTimeoutMillis is the largest timeout parameter taken, in milliseconds: 2^32−1
+// (49.7 days), the longest timer the reference's runtime arms (it fails on more).
+const maxTimeoutMillis = 1<<32 - 1
+
+// parseTimeout parses a timeout parameter in milliseconds, at least min and at most
+// maxTimeoutMillis, so that no value can overflow a time.Duration.
+func parseTimeout(s string, min int64) (time.Duration, bool) {
+	ms, err := strconv.ParseInt(s, 10, 64)
+	if err != nil || ms < min || ms > maxTimeoutMillis {
+		return 0, false
+	}
+	return time.Duration(ms) * time.Millisecond, true
 }
 
 // context bounds ctx by the client's timeout, if it gave one.
