@@ -121,6 +121,12 @@ const (
 	PropBasicQuorum   = "basic_quorum"
 	PropNotfoundOK    = "notfound_ok"
 	PropWriteOnce     = "write_once"
+	// The object guards (Riak's max_siblings, warn_siblings, max_object_size and
+	// warn_object_size, which Cairn keeps per bucket).
+	PropMaxSiblings    = "max_siblings"
+	PropWarnSiblings   = "warn_siblings"
+	PropMaxObjectSize  = "max_object_size"
+	PropWarnObjectSize = "warn_object_size"
 )
 
 // BucketProps are the properties of a bucket after validation. Raw holds every property
@@ -144,6 +150,11 @@ type BucketProps struct {
 	BasicQuorum   bool
 	NotfoundOK    bool
 	WriteOnce     bool
+	// MaxSiblings and MaxObjectSize refuse a write that would leave an object with more
+	// siblings, or more bytes over all its siblings, than this (unless it has no more
+	// than before); WarnSiblings and WarnObjectSize log a warning above theirs.
+	MaxSiblings, WarnSiblings     int
+	MaxObjectSize, WarnObjectSize int64
 
 	// Raw maps each property name to its JSON value as stored and returned.
 	Raw map[string]json.RawMessage

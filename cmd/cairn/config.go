@@ -101,6 +101,12 @@ func options() []option {
 		{"mapreduce-max-job-size", "largest MapReduce job body (0: 16MiB)",
 			func(c *server.Config) string { return strconv.FormatInt(c.MapReduceMaxJobSize, 10) },
 			func(c *server.Config, v string) (err error) { c.MapReduceMaxJobSize, err = parseSize(v); return }},
+		{"max-object-headers", "most user metadata entries, index entries and links of one KV value (400 above)",
+			func(c *server.Config) string { return strconv.Itoa(c.MaxObjectHeaders) },
+			func(c *server.Config, v string) (err error) { c.MaxObjectHeaders, err = strconv.Atoi(v); return }},
+		{"max-object-header-bytes", "most bytes of user metadata, index entries, links and content type of one KV value (400 above)",
+			func(c *server.Config) string { return strconv.FormatInt(c.MaxObjectHeaderBytes, 10) },
+			func(c *server.Config, v string) (err error) { c.MaxObjectHeaderBytes, err = parseSize(v); return }},
 	}
 }
 

@@ -1,34 +1,104 @@
 package kv
 
 import (
+	"encoding/json"
+	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/cairnkv/cairn/core/index"
 	"github.com/cairnkv/cairn/core/storage"
 )
 
-// CheckInvariants scans the whole store and reports the first inconsistency between
-// object records and their derived entries:
-//   - every record decodes;
+// MaxCheckProblems is how many problems a CheckReport lists; it counts them all.
+const MaxCheckProblems = 1000
+
+// CheckReport is what CheckStore found.
+type CheckReport struct {
+	// Objects, Postings and Props count the object records, index postings and stored
+	// property records (buckets' and types') scanned.
+	Objects, Postings, Props int
+	// Problems lists the first MaxCheckProblems problems, in scan order; Count is how
+	// many were found in all.
+	Problems []string
+	Count    int
+}
+
+func (r *CheckReport) add(format string, args ...any) {
+	r.Count++
+	if len(r.Problems) < MaxCheckProblems {
+		r.Problems = append(r.Problems, fmt.Sprintf(format, args...))
+	}
+}
+
+// Err returns nil when the report found no problem, otherwise an error listing them.
+func (r *CheckReport) Err() error {
+	if r.Count == 0 {
+		return nil
+	}
+	msg := strings.Join(r.Problems, "\n")
+	if r.Count > len(r.Problems) {
+		msg += fmt.Sprintf("\n(and %d more)", r.Count-len(r.Problems))
+	}
+	return fmt.Errorf("kv: check: %d problems:\n%s", r.Count, msg)
+}
+
+// CheckStore scans the whole store on one snapshot and reports every inconsistency it
+// finds, not only the first:
+//   - every object key and record decodes (clock included) and holds a value;
 //   - every index entry of every record has its posting, and every posting belongs to a
 //     record that has that entry;
-//   - every fully deleted record has a pending reap entry.
+//   - every fully deleted record has a pending reap entry;
+//   - every stored bucket and bucket-type property record decodes, its integers are in
+//     their ranges and its integer quorums are not above n_val.
 //
-// It reads the store on one snapshot and is meant for tests and `cairn check`.
-func (s *Service) CheckInvariants() error {
+// The error is for a store that cannot be read; problems go to the report. It is meant
+// for tests and `cairn check`.
+func (s *Service) CheckStore() (*CheckReport, error) {
 	snap, err := s.db.NewSnapshot()
+	if err != nil {
+		return nil, err
+	}
+	defer snap.Release()
+	rep := &CheckReport{}
+	want, tombs, err := s.checkObjects(snap, rep)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkPostings(snap, rep, want); err != nil {
+		return nil, err
+	}
+	if err := checkReaps(snap, rep, tombs); err != nil {
+		return nil, err
+	}
+	if err := s.checkStoredProps(snap, rep); err != nil {
+		return nil, err
+	}
+	return rep, nil
+}
+
+// CheckInvariants runs CheckStore and returns its problems as one error (nil when there
+// are none).
+func (s *Service) CheckInvariants() error {
+	rep, err := s.CheckStore()
 	if err != nil {
 		return err
 	}
-	defer snap.Release()
-	want := map[string]bool{}
-	tombs := map[string]bool{}
+	return rep.Err()
+}
+
+// checkObjects checks every object record and returns the postings its records want
+// and the object keys of its tombstones.
+func (s *Service) checkObjects(snap *storage.Snapshot, rep *CheckReport) (want, tombs map[string]bool, err error) {
+	want, tombs = map[string]bool{}, map[string]bool{}
 	it := snap.IteratePrefix([]byte{storage.TagObject})
+	defer it.Release()
 	for it.Next() {
+		rep.Objects++
 		_, comps, err := storage.DecodeKey(it.Key())
 		if err != nil || len(comps) != 3 {
-			it.Release()
-			return fmt.Errorf("kv: check: bad object key %q", it.Key())
+			rep.add("bad object key %q", it.Key())
+			continue
 		}
 		typ, bucket, key := string(comps[0]), string(comps[1]), string(comps[2])
 		r, err := decodeRecord(append([]byte(nil), it.Value()...))
@@ -36,12 +106,12 @@ func (s *Service) CheckInvariants() error {
 			_, err = r.clockValue()
 		}
 		if err != nil {
-			it.Release()
-			return fmt.Errorf("kv: check: %s/%s/%s: %w", typ, bucket, key, err)
+			rep.add("object %s/%s/%s: %v", typ, bucket, key, err)
+			continue
 		}
 		if len(r.siblings) == 0 {
-			it.Release()
-			return fmt.Errorf("kv: check: %s/%s/%s has no values", typ, bucket, key)
+			rep.add("object %s/%s/%s has no values", typ, bucket, key)
+			continue
 		}
 		if r.allDeleted() {
 			tombs[string(objectKey(typ, bucket, key))] = true
@@ -49,48 +119,103 @@ func (s *Service) CheckInvariants() error {
 		for _, e := range index.Entries(r.object(typ, bucket, key)) {
 			pk, err := index.PostingKey(typ, bucket, key, e)
 			if err != nil {
-				it.Release()
-				return fmt.Errorf("kv: check: %s/%s/%s: %w", typ, bucket, key, err)
+				rep.add("object %s/%s/%s: %v", typ, bucket, key, err)
+				continue
 			}
 			want[string(pk)] = true
 		}
 	}
-	err = it.Err()
-	it.Release()
-	if err != nil {
-		return err
-	}
-	it = snap.IteratePrefix([]byte{storage.TagIndex})
+	return want, tombs, it.Err()
+}
+
+// checkPostings reports postings no record wants, and wanted postings that are missing.
+func checkPostings(snap *storage.Snapshot, rep *CheckReport, want map[string]bool) error {
+	it := snap.IteratePrefix([]byte{storage.TagIndex})
+	defer it.Release()
 	for it.Next() {
+		rep.Postings++
 		if !want[string(it.Key())] {
 			p, _ := index.DecodePosting(it.Key())
-			it.Release()
-			return fmt.Errorf("kv: check: orphan posting %+v", p)
+			rep.add("orphan posting %+v", p)
+			continue
 		}
 		delete(want, string(it.Key()))
 	}
-	err = it.Err()
-	it.Release()
-	if err != nil {
+	if err := it.Err(); err != nil {
 		return err
 	}
-	for k := range want {
+	for _, k := range sortedKeys(want) {
 		p, _ := index.DecodePosting([]byte(k))
-		return fmt.Errorf("kv: check: missing posting %+v", p)
+		rep.add("missing posting %+v", p)
 	}
-	it = snap.IteratePrefix([]byte{storage.TagReap})
+	return nil
+}
+
+// checkReaps reports tombstones without a pending reap entry.
+func checkReaps(snap *storage.Snapshot, rep *CheckReport, tombs map[string]bool) error {
+	it := snap.IteratePrefix([]byte{storage.TagReap})
+	defer it.Release()
 	for it.Next() {
 		if _, typ, bucket, key, err := storage.DecodeReapKey(it.Key()); err == nil {
 			delete(tombs, string(objectKey(string(typ), string(bucket), string(key))))
 		}
 	}
-	err = it.Err()
-	it.Release()
-	if err != nil {
+	if err := it.Err(); err != nil {
 		return err
 	}
-	for k := range tombs {
-		return fmt.Errorf("kv: check: tombstone %q has no reap entry", k)
+	for _, k := range sortedKeys(tombs) {
+		rep.add("tombstone %q has no reap entry", k)
 	}
 	return nil
+}
+
+// checkStoredProps reports property records that do not decode or hold values the
+// validation refuses (propProblems), which only an older build could have stored.
+func (s *Service) checkStoredProps(snap *storage.Snapshot, rep *CheckReport) error {
+	for _, tag := range []byte{storage.TagType, storage.TagProps} {
+		it := snap.IteratePrefix([]byte{tag})
+		for it.Next() {
+			rep.Props++
+			where, effective, own, err := s.storedPropsRecord(tag, it.Key(), it.Value())
+			if err != nil {
+				rep.add("%s: %v", where, err)
+				continue
+			}
+			for _, p := range s.propProblems(own, effective) {
+				rep.add("%s: %s", where, p)
+			}
+		}
+		err := it.Err()
+		it.Release()
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// storedPropsRecord decodes one stored property record: where names it ("bucket type
+// T" or "bucket T/B"), own are its settings and effective the properties they make with
+// the defaults and, for a bucket, its type's settings.
+func (s *Service) storedPropsRecord(tag byte, k, v []byte) (where string, effective, own map[string]json.RawMessage, err error) {
+	_, comps, err := storage.DecodeKey(k)
+	switch {
+	case err != nil || len(comps) == 0 || (tag == storage.TagProps && len(comps) != 2):
+		return fmt.Sprintf("property key %q", k), nil, nil, errors.New("malformed key")
+	case tag == storage.TagType:
+		where = "bucket type " + string(comps[0])
+		effective = s.propsDefaults(string(comps[0]))
+	default:
+		where = "bucket " + string(comps[0]) + "/" + string(comps[1])
+		if effective, err = s.typeRaw(string(comps[0])); err != nil {
+			effective = s.propsDefaults(string(comps[0]))
+		}
+	}
+	if err := json.Unmarshal(v, &own); err != nil {
+		return where, nil, nil, fmt.Errorf("stored properties do not decode: %w", err)
+	}
+	for name, raw := range own {
+		effective[name] = raw
+	}
+	return where, effective, own, nil
 }

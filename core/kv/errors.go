@@ -23,6 +23,27 @@ func errTooLarge(size, limit int64) error {
 	return &core.Error{Code: core.ETOOLARGE, Message: fmt.Sprintf("Object of %d bytes exceeds the maximum of %d bytes\n", size, limit)}
 }
 
+func errObjectTooLarge(size, limit int64) error {
+	return &core.Error{Code: core.ETOOLARGE, Message: fmt.Sprintf(
+		"Object of %d bytes over all its siblings exceeds the bucket's max_object_size of %d bytes\n", size, limit)}
+}
+
+func errTooManySiblings(n, limit int) error {
+	return &core.Error{Code: core.ECONFLICT, Message: fmt.Sprintf(
+		"Too many siblings: the write would leave %d, above the bucket's max_siblings of %d; "+
+			"write with the object's vector clock to resolve them\n", n, limit)}
+}
+
+func errTooManyHeaders(n, limit int) error {
+	return &core.Error{Code: core.EINVALID, Message: fmt.Sprintf(
+		"Too many headers: %d user metadata, index and link entries, the maximum is %d\n", n, limit)}
+}
+
+func errHeadersTooLarge(n, limit int64) error {
+	return &core.Error{Code: core.EINVALID, Message: fmt.Sprintf(
+		"Headers too large: %d bytes of content type, user metadata, index entries and links, the maximum is %d\n", n, limit)}
+}
+
 func errBadClock(err error) error {
 	return &core.Error{Code: core.EINVALID, Message: fmt.Sprintf("Invalid vector clock: %v\n", err)}
 }

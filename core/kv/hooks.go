@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"math/big"
+	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -220,10 +221,14 @@ func (s *Service) replacement(o *core.Object, orig core.Sibling) (core.Sibling, 
 			return orig, fmt.Errorf("index %s=%q: %w", e.Field, e.Value, err)
 		}
 	}
-	return core.Sibling{
+	v := core.Sibling{
 		Value: r.Value, ContentType: r.ContentType, Charset: r.Charset, Encoding: r.Encoding,
 		Meta: r.Meta, Links: r.Links, Indexes: idx,
-	}, nil
+	}
+	if err := s.CheckHeaders(&v); err != nil {
+		return orig, errors.New(strings.TrimSuffix(core.AsError(err).Message, "\n"))
+	}
+	return v, nil
 }
 
 // checkHooks resolves the hook properties among the normalised changes; each one that
@@ -292,8 +297,9 @@ func (s *Service) Preflist(ctx context.Context, typ, bucket, key string) ([]Pref
 		return nil, err
 	}
 	first := firstPartition(hash)
-	out := make([]PreflistEntry, 0, p.NVal)
-	for i := range p.NVal {
+	n := min(p.NVal, RingSize) // the typed view already clamps n_val; never size by more
+	out := make([]PreflistEntry, 0, n)
+	for i := range n {
 		out = append(out, PreflistEntry{Partition: (first + i) % RingSize, Node: s.cfg.NodeName, Primary: true})
 	}
 	return out, nil

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -16,27 +18,31 @@ import (
 // server's dialect (which names the stock chash_keyfun and linkfun modules).
 func (s *Service) propsDefaults(typ string) map[string]json.RawMessage {
 	d := map[string]json.RawMessage{
-		core.PropNVal:          json.RawMessage(`3`),
-		core.PropAllowMult:     json.RawMessage(`false`),
-		core.PropLastWriteWins: json.RawMessage(`false`),
-		core.PropDVVEnabled:    json.RawMessage(`false`),
-		core.PropPrecommit:     json.RawMessage(`[]`),
-		core.PropPostcommit:    json.RawMessage(`[]`),
-		core.PropChashKeyfun:   json.RawMessage(`{"mod":"` + s.cfg.Dialect + `_core_util","fun":"chash_std_keyfun"}`),
-		core.PropLinkfun:       json.RawMessage(`{"mod":"` + s.cfg.Dialect + `_kv_wm_link_walker","fun":"mapreduce_linkfun"}`),
-		core.PropOldVclock:     json.RawMessage(`86400`),
-		core.PropYoungVclock:   json.RawMessage(`20`),
-		core.PropBigVclock:     json.RawMessage(`50`),
-		core.PropSmallVclock:   json.RawMessage(`50`),
-		core.PropR:             json.RawMessage(`"quorum"`),
-		core.PropW:             json.RawMessage(`"quorum"`),
-		core.PropDW:            json.RawMessage(`"quorum"`),
-		core.PropRW:            json.RawMessage(`"quorum"`),
-		core.PropPR:            json.RawMessage(`0`),
-		core.PropPW:            json.RawMessage(`0`),
-		core.PropBasicQuorum:   json.RawMessage(`false`),
-		core.PropNotfoundOK:    json.RawMessage(`true`),
-		core.PropWriteOnce:     json.RawMessage(`false`),
+		core.PropNVal:           json.RawMessage(`3`),
+		core.PropAllowMult:      json.RawMessage(`false`),
+		core.PropLastWriteWins:  json.RawMessage(`false`),
+		core.PropDVVEnabled:     json.RawMessage(`false`),
+		core.PropPrecommit:      json.RawMessage(`[]`),
+		core.PropPostcommit:     json.RawMessage(`[]`),
+		core.PropChashKeyfun:    json.RawMessage(`{"mod":"` + s.cfg.Dialect + `_core_util","fun":"chash_std_keyfun"}`),
+		core.PropLinkfun:        json.RawMessage(`{"mod":"` + s.cfg.Dialect + `_kv_wm_link_walker","fun":"mapreduce_linkfun"}`),
+		core.PropOldVclock:      json.RawMessage(`86400`),
+		core.PropYoungVclock:    json.RawMessage(`20`),
+		core.PropBigVclock:      json.RawMessage(`50`),
+		core.PropSmallVclock:    json.RawMessage(`50`),
+		core.PropR:              json.RawMessage(`"quorum"`),
+		core.PropW:              json.RawMessage(`"quorum"`),
+		core.PropDW:             json.RawMessage(`"quorum"`),
+		core.PropRW:             json.RawMessage(`"quorum"`),
+		core.PropPR:             json.RawMessage(`0`),
+		core.PropPW:             json.RawMessage(`0`),
+		core.PropBasicQuorum:    json.RawMessage(`false`),
+		core.PropNotfoundOK:     json.RawMessage(`true`),
+		core.PropWriteOnce:      json.RawMessage(`false`),
+		core.PropMaxSiblings:    json.RawMessage(strconv.Itoa(DefaultMaxSiblings)),
+		core.PropWarnSiblings:   json.RawMessage(strconv.Itoa(DefaultWarnSiblings)),
+		core.PropMaxObjectSize:  json.RawMessage(strconv.FormatInt(s.cfg.MaxValueSize, 10)),
+		core.PropWarnObjectSize: json.RawMessage(strconv.FormatInt(min(DefaultWarnObjectSize, s.cfg.MaxValueSize), 10)),
 	}
 	if typ != core.DefaultType {
 		d[core.PropAllowMult] = json.RawMessage(`true`)
@@ -53,8 +59,74 @@ var boolProps = map[string]bool{
 	core.PropNotfoundOK: true, "stat_tracked": true, core.PropDVVEnabled: true,
 }
 
-var posIntProps = map[string]bool{
-	core.PropNVal: true, core.PropBigVclock: true, core.PropOldVclock: true, core.PropSmallVclock: true,
+// Defaults and bounds of the numeric bucket properties (docs/kv-http.md lists them).
+const (
+	// DefaultMaxSiblings and DefaultWarnSiblings are Riak's max_siblings (a write that
+	// would leave more siblings is refused) and warn_siblings (more are logged).
+	DefaultMaxSiblings  = 100
+	DefaultWarnSiblings = 25
+	// DefaultWarnObjectSize is Riak's warn_object_size, in bytes. The default
+	// max_object_size is the service's MaxValueSize (50 MiB, Riak's default, unless
+	// the server is configured otherwise), which is also its largest accepted value.
+	DefaultWarnObjectSize = 5 << 20
+	// MaxSiblingsLimit is the largest max_siblings or warn_siblings a bucket may set.
+	MaxSiblingsLimit = 10_000
+	// MaxVclockAge is the largest old_vclock or young_vclock, in seconds (2^31−1: 68
+	// years, far below where a time.Duration of that many seconds would overflow).
+	MaxVclockAge = 1<<31 - 1
+)
+
+// intRange is the accepted range of an integer property.
+type intRange struct{ min, max int64 }
+
+// intRange returns the range of an integer property; ok is false for any other
+// property. n_val goes up to RingSize: a preference list of more partitions than the
+// ring has would repeat them. A clock never keeps more than vclock.MaxStoredEntries
+// entries, so small_vclock and big_vclock stop there.
+func (s *Service) intRange(name string) (r intRange, ok bool) {
+	switch name {
+	case core.PropNVal:
+		return intRange{1, RingSize}, true
+	case core.PropSmallVclock, core.PropBigVclock:
+		return intRange{1, vclock.MaxStoredEntries}, true
+	case core.PropOldVclock:
+		return intRange{1, MaxVclockAge}, true
+	case core.PropYoungVclock:
+		return intRange{0, MaxVclockAge}, true
+	case core.PropMaxSiblings, core.PropWarnSiblings:
+		return intRange{1, MaxSiblingsLimit}, true
+	case core.PropMaxObjectSize, core.PropWarnObjectSize:
+		return intRange{1, s.cfg.MaxValueSize}, true
+	}
+	return intRange{}, false
+}
+
+// checkInt validates an integer property's stored-form value: "" when it is fine,
+// otherwise the reason. Below the range is Riak's not_integer (its reason for any
+// integer property that is not positive); above it, out_of_range with the range.
+func (s *Service) checkInt(name string, raw json.RawMessage) string {
+	r, _ := s.intRange(name)
+	n, ok := jsonInt(raw)
+	switch {
+	case !ok || n < r.min:
+		return "not_integer"
+	case n > r.max:
+		return fmt.Sprintf("out_of_range: %s must be an integer from %d to %d", name, r.min, r.max)
+	}
+	return ""
+}
+
+// storedInt returns an integer property of stored-form props for the typed view: def
+// when it is absent or not an integer, otherwise clamped to its range. A value stored
+// before it was validated (an n_val of 10^12 written by an older build) thus never
+// reaches the code that sizes things by it; `cairn check` reports it.
+func (s *Service) storedInt(raw map[string]json.RawMessage, name string, def int64) int64 {
+	n, ok := jsonInt(raw[name])
+	if !ok {
+		return def
+	}
+	r, _ := s.intRange(name)
+	return min(max(n, r.min), r.max)
 }
 
 // quorum props: the value is whether 0 is allowed.
@@ -63,10 +135,13 @@ var quorumProps = map[string]bool{
 	core.PropDW: true, core.PropPR: true, core.PropPW: true,
 }
 
+// quorumNames lists the quorum properties in the order their reasons are reported.
+var quorumNames = []string{core.PropR, core.PropW, core.PropDW, core.PropRW, core.PropPR, core.PropPW}
+
 // validateChanges checks and normalises the properties a client sets. It returns the
 // normalised values to store and, for every bad property, the reference system's reason.
 // current are the effective properties before the change (for cross-property rules).
-func validateChanges(changes map[string]json.RawMessage, current map[string]json.RawMessage) (map[string]json.RawMessage, map[string]string) {
+func (s *Service) validateChanges(changes map[string]json.RawMessage, current map[string]json.RawMessage) (map[string]json.RawMessage, map[string]string) {
 	out := make(map[string]json.RawMessage, len(changes))
 	reasons := map[string]string{}
 	for name, raw := range changes {
@@ -81,15 +156,13 @@ func validateChanges(changes map[string]json.RawMessage, current map[string]json
 				continue
 			}
 			out[name] = json.RawMessage(strconv.FormatBool(b))
-		case posIntProps[name]:
-			n, ok := jsonInt(raw)
-			if !ok || n <= 0 {
-				reasons[name] = "not_integer"
+		case isIntProp(name):
+			if reason := s.checkInt(name, raw); reason != "" {
+				reasons[name] = reason
 				continue
 			}
+			n, _ := jsonInt(raw)
 			out[name] = json.RawMessage(strconv.FormatInt(n, 10))
-		case name == core.PropYoungVclock:
-			out[name] = raw // not validated by the reference system
 		case isQuorumProp(name):
 			q, ok := parseQuorumProp(raw, quorumProps[name])
 			if !ok {
@@ -142,10 +215,76 @@ func validateChanges(changes map[string]json.RawMessage, current map[string]json
 			reasons[core.PropDVVEnabled] = "If last_write_wins is true, dvv_enabled must be false"
 		}
 	}
+	s.checkQuorumsWithinNVal(out, current, reasons)
 	return out, reasons
 }
 
+// checkQuorumsWithinNVal refuses an integer quorum above the n_val the change leaves: as
+// Riak documents it, an integer quorum must not exceed n_val. The reason goes to the
+// quorum when the change sets it, otherwise to the n_val the change lowers below it.
+func (s *Service) checkQuorumsWithinNVal(out, current map[string]json.RawMessage, reasons map[string]string) {
+	merged := func(name string) (json.RawMessage, bool) {
+		if raw, ok := out[name]; ok {
+			return raw, true
+		}
+		return current[name], false
+	}
+	nRaw, nChanged := merged(core.PropNVal)
+	nval := s.storedInt(map[string]json.RawMessage{core.PropNVal: nRaw}, core.PropNVal, 3)
+	for _, name := range quorumNames {
+		raw, changed := merged(name)
+		q, ok := parseQuorumProp(raw, true)
+		if !ok || q.Word != "" || int64(q.N) <= nval {
+			continue
+		}
+		switch {
+		case changed:
+			reasons[name] = fmt.Sprintf("not_valid_quorum: %d is above n_val %d", q.N, nval)
+		case nChanged && reasons[core.PropNVal] == "":
+			reasons[core.PropNVal] = fmt.Sprintf("out_of_range: n_val %d is below the %s quorum of %d", nval, name, q.N)
+		}
+	}
+}
+
+// propProblems lists what is wrong with a stored property record (a bucket's or a
+// type's own settings, own) given the effective properties it belongs to: integers out
+// of their range and integer quorums above n_val. The write path never stores these;
+// an older build, which validated less, may have.
+func (s *Service) propProblems(own, effective map[string]json.RawMessage) []string {
+	var out []string
+	for _, name := range sortedKeys(own) {
+		if !isIntProp(name) {
+			continue
+		}
+		if reason := s.checkInt(name, own[name]); reason != "" {
+			out = append(out, fmt.Sprintf("%s is %s: %s", name, own[name], reason))
+		}
+	}
+	nval := s.storedInt(effective, core.PropNVal, 3)
+	for _, name := range quorumNames {
+		if _, set := own[name]; !set {
+			continue
+		}
+		if q, ok := parseQuorumProp(own[name], true); ok && q.Word == "" && int64(q.N) > nval {
+			out = append(out, fmt.Sprintf("%s is %d, above n_val %d", name, q.N, nval))
+		}
+	}
+	return out
+}
+
+// sortedKeys returns the keys of m in order.
+func sortedKeys[V any](m map[string]V) []string { return slices.Sorted(maps.Keys(m)) }
+
 func isQuorumProp(name string) bool { _, ok := quorumProps[name]; return ok }
+
+func isIntProp(name string) bool {
+	switch name {
+	case core.PropNVal, core.PropSmallVclock, core.PropBigVclock, core.PropOldVclock, core.PropYoungVclock,
+		core.PropMaxSiblings, core.PropWarnSiblings, core.PropMaxObjectSize, core.PropWarnObjectSize:
+		return true
+	}
+	return false
+}
 
 func lookupBool(a, b map[string]json.RawMessage, name string) bool {
 	raw, ok := a[name]
@@ -280,17 +419,13 @@ func compact(raw json.RawMessage) json.RawMessage {
 	return b.Bytes()
 }
 
-// typedProps derives the typed view from stored-form properties.
-func typedProps(name string, raw map[string]json.RawMessage) *core.BucketProps {
+// typedProps derives the typed view from stored-form properties. Integers are clamped
+// to their ranges (storedInt), whatever an older build stored.
+func (s *Service) typedProps(name string, raw map[string]json.RawMessage) *core.BucketProps {
 	p := &core.BucketProps{Name: name, Raw: raw}
 	nameJSON, _ := json.Marshal(name)
 	raw[core.PropName] = nameJSON
-	intOr := func(k string, def int) int {
-		if n, ok := jsonInt(raw[k]); ok {
-			return int(n)
-		}
-		return def
-	}
+	intOr := func(k string, def int) int { return int(s.storedInt(raw, k, int64(def))) }
 	boolOf := func(k string) bool { b, _ := coerceBool(raw[k]); return b }
 	quorumOf := func(k string, def core.Quorum) core.Quorum {
 		if q, ok := parseQuorumProp(raw[k], true); ok {
@@ -315,6 +450,10 @@ func typedProps(name string, raw map[string]json.RawMessage) *core.BucketProps {
 	p.BasicQuorum = boolOf(core.PropBasicQuorum)
 	p.NotfoundOK = boolOf(core.PropNotfoundOK)
 	p.WriteOnce = boolOf(core.PropWriteOnce)
+	p.MaxSiblings = intOr(core.PropMaxSiblings, DefaultMaxSiblings)
+	p.WarnSiblings = intOr(core.PropWarnSiblings, DefaultWarnSiblings)
+	p.MaxObjectSize = s.storedInt(raw, core.PropMaxObjectSize, s.cfg.MaxValueSize)
+	p.WarnObjectSize = s.storedInt(raw, core.PropWarnObjectSize, min(DefaultWarnObjectSize, s.cfg.MaxValueSize))
 	p.Precommit, _ = parseHookList(raw[core.PropPrecommit])
 	p.Postcommit, _ = parseHookList(raw[core.PropPostcommit])
 	if h, err := parseModFun(raw[core.PropChashKeyfun]); err == nil {

@@ -47,7 +47,18 @@ type Config struct {
 	// PostcommitWorkers and PostcommitQueue size the postcommit pool (defaults
 	// DefaultPostcommitWorkers and DefaultPostcommitQueue).
 	PostcommitWorkers, PostcommitQueue int
+	// MaxHeaderEntries bounds the user metadata entries, index entries and links of one
+	// value (default DefaultMaxHeaderEntries); MaxHeaderBytes bounds their bytes plus
+	// the content type, charset and encoding (default DefaultMaxHeaderBytes).
+	MaxHeaderEntries int
+	MaxHeaderBytes   int64
 }
+
+// Defaults of the per-value header limits (Config).
+const (
+	DefaultMaxHeaderEntries = 1000
+	DefaultMaxHeaderBytes   = 64 << 10
+)
 
 // Observer receives per-operation measurements, e.g. for /stats.
 type Observer interface {
@@ -111,6 +122,12 @@ func New(db *storage.DB, cfg Config) (*Service, error) {
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
+	}
+	if cfg.MaxHeaderEntries <= 0 {
+		cfg.MaxHeaderEntries = DefaultMaxHeaderEntries
+	}
+	if cfg.MaxHeaderBytes <= 0 {
+		cfg.MaxHeaderBytes = DefaultMaxHeaderBytes
 	}
 	if cfg.ObjectCacheSize == 0 {
 		cfg.ObjectCacheSize = DefaultObjectCacheSize
@@ -330,9 +347,12 @@ func (s *Service) Put(ctx context.Context, req *PutRequest) (*core.Object, error
 	if n := int64(len(req.Value.Value)); n > s.cfg.MaxValueSize {
 		return nil, errTooLarge(n, s.cfg.MaxValueSize)
 	}
-	ctxClock, err := vclock.Decode(req.Context)
+	if err := s.CheckHeaders(&req.Value); err != nil {
+		return nil, err
+	}
+	ctxClock, err := decodeReceivedClock(req.Context)
 	if err != nil {
-		return nil, errBadClock(err)
+		return nil, err
 	}
 	v := req.Value
 	v.Deleted = false
@@ -355,6 +375,88 @@ func (s *Service) Put(ctx context.Context, req *PutRequest) (*core.Object, error
 		s.cfg.Observer.RecordPut(time.Since(start), len(req.Value.Value))
 	}
 	return obj, nil
+}
+
+// decodeReceivedClock decodes the causal context a client sent and checks it against the
+// limits on received clocks (vclock.CheckReceived); a bad one is EINVALID.
+func decodeReceivedClock(b []byte) (vclock.VClock, error) {
+	c, err := vclock.Decode(b)
+	if err == nil {
+		err = c.CheckReceived()
+	}
+	if err != nil {
+		return nil, errBadClock(err)
+	}
+	return c, nil
+}
+
+// CheckHeaders refuses (EINVALID) a value whose headers are above the service's limits:
+// more than MaxHeaderEntries user metadata entries, index entries and links, or more
+// than MaxHeaderBytes in them and the content type, charset and encoding.
+func (s *Service) CheckHeaders(v *core.Sibling) error {
+	if n := len(v.Meta) + len(v.Indexes) + len(v.Links); n > s.cfg.MaxHeaderEntries {
+		return errTooManyHeaders(n, s.cfg.MaxHeaderEntries)
+	}
+	if n := headerBytes(v); n > s.cfg.MaxHeaderBytes {
+		return errHeadersTooLarge(n, s.cfg.MaxHeaderBytes)
+	}
+	return nil
+}
+
+// headerBytes is the size of a value's headers: its content type, charset and encoding,
+// and the names and values of its user metadata, index entries and links.
+func headerBytes(v *core.Sibling) int64 {
+	n := len(v.ContentType) + len(v.Charset) + len(v.Encoding)
+	for _, m := range v.Meta {
+		n += len(m.Name) + len(m.Value)
+	}
+	for _, e := range v.Indexes {
+		n += len(e.Field) + len(e.Value)
+	}
+	for _, l := range v.Links {
+		n += len(l.Bucket) + len(l.Key) + len(l.Tag)
+	}
+	return int64(n)
+}
+
+// objectSize is what max_object_size bounds: the values and headers of every sibling
+// of r (0 for none). Clocks, vtags and timestamps are left out, so a lone value of the
+// largest size the service takes always fits.
+func objectSize(r *record) int64 {
+	if r == nil {
+		return 0
+	}
+	var n int64
+	for i := range r.siblings {
+		n += int64(len(r.siblings[i].Value)) + headerBytes(&r.siblings[i].Sibling)
+	}
+	return n
+}
+
+// checkGuards applies the bucket's object guards to the record a write would store over
+// cur (nil when the key is absent): more siblings than max_siblings, or more bytes than
+// max_object_size, refuse the write, unless it leaves no more siblings (or bytes) than
+// the key already has, so that a write resolving siblings is always possible. Above the
+// warn_ levels it logs a warning, as Riak does.
+func (s *Service) checkGuards(p *core.BucketProps, bucket, key string, cur, next *record) error {
+	n, size := len(next.siblings), objectSize(next)
+	curN, curSize := 0, objectSize(cur)
+	if cur != nil {
+		curN = len(cur.siblings)
+	}
+	if n > p.MaxSiblings && n > curN {
+		return errTooManySiblings(n, p.MaxSiblings)
+	}
+	if size > p.MaxObjectSize && size > curSize {
+		return errObjectTooLarge(size, p.MaxObjectSize)
+	}
+	if n > p.WarnSiblings {
+		s.log.Warn("kv: too many siblings", "bucket", bucket, "key", key, "siblings", n, "warn_siblings", p.WarnSiblings)
+	}
+	if size > p.WarnObjectSize {
+		s.log.Warn("kv: writing a very large object", "bucket", bucket, "key", key, "bytes", size, "warn_object_size", p.WarnObjectSize)
+	}
+	return nil
 }
 
 // DeleteOptions are the parameters of a delete.
@@ -380,8 +482,8 @@ func (s *Service) Delete(ctx context.Context, typ, bucket, key string, opts Dele
 	}
 	var ctxClock vclock.VClock
 	if opts.Context != nil {
-		if ctxClock, err = vclock.Decode(opts.Context); err != nil {
-			return nil, errBadClock(err)
+		if ctxClock, err = decodeReceivedClock(opts.Context); err != nil {
+			return nil, err
 		}
 	}
 	tomb := core.Sibling{Deleted: true}
@@ -468,6 +570,9 @@ func (s *Service) write(ctx context.Context, p *core.BucketProps, typ, bucket, k
 	if len(kept) > 0 {
 		next.siblings = append(kept, next.siblings...)
 	}
+	if err := s.checkGuards(p, bucket, key, cur, next); err != nil {
+		return nil, err
+	}
 
 	b := s.db.NewBatch()
 	enc := next.encode()
@@ -507,7 +612,9 @@ func (s *Service) write(ctx context.Context, p *core.BucketProps, typ, bucket, k
 // the stored record cur (nil when absent) whose decoded clock is stored:
 //
 //   - The new clock is the merge of the stored clock and the context, with this node's
-//     counter incremented; v gets that event as its dot.
+//     counter incremented; v gets that event as its dot. It is pruned by the bucket's
+//     rules, then limited to vclock.MaxStoredEntries entries (never dropping this
+//     node's), so that it always decodes.
 //   - last_write_wins: v replaces every stored value.
 //   - Otherwise a stored value survives when the context has not seen it: with
 //     dvv_enabled, when its dot is not covered by the context; without, when the context
@@ -520,7 +627,7 @@ func (s *Service) write(ctx context.Context, p *core.BucketProps, typ, bucket, k
 func resolve(cur *record, stored, ctxClock vclock.VClock, v core.Sibling, p *core.BucketProps, node string, now time.Time, prune vclock.PruneOptions) *record {
 	merged := vclock.Merge(stored, ctxClock)
 	clock, dot := merged.Increment(node, now)
-	clock = clock.Prune(now, prune)
+	clock = clock.Prune(now, prune).Limit(vclock.MaxStoredEntries, node)
 	next := &record{clock: clock}
 	if cur != nil && p.AllowMult && !p.LastWriteWins {
 		descends := ctxClock.Descends(stored)
@@ -555,7 +662,7 @@ func (s *Service) Props(ctx context.Context, typ, bucket string) (*core.BucketPr
 	if err != nil {
 		return nil, err
 	}
-	p = typedProps(bucket, raw)
+	p = s.typedProps(bucket, raw)
 	s.propsMu.Lock()
 	if s.propsGen == gen {
 		if len(s.propsCache) >= 100_000 {
@@ -644,7 +751,7 @@ func (s *Service) TypeProps(ctx context.Context, typ string) (*core.BucketProps,
 	if err != nil {
 		return nil, err
 	}
-	p := typedProps(typ, raw)
+	p := s.typedProps(typ, raw)
 	delete(p.Raw, core.PropName)
 	return p, nil
 }
@@ -662,7 +769,7 @@ func (s *Service) CreateType(ctx context.Context, typ string, props map[string]j
 	if typ == "" || typ == core.DefaultType {
 		return &core.Error{Code: core.EINVALID, Message: fmt.Sprintf("bucket type %q cannot be created\n", typ)}
 	}
-	norm, reasons := validateChanges(props, s.propsDefaults(typ))
+	norm, reasons := s.validateChanges(props, s.propsDefaults(typ))
 	s.checkHooks(norm, reasons)
 	if len(reasons) > 0 {
 		return &core.Error{Code: core.EINVALID, Message: "invalid bucket type properties", Reasons: reasons}
@@ -689,7 +796,7 @@ func (s *Service) setProps(k []byte, current func() (map[string]json.RawMessage,
 	if err != nil {
 		return err
 	}
-	norm, reasons := validateChanges(changes, cur)
+	norm, reasons := s.validateChanges(changes, cur)
 	s.checkHooks(norm, reasons)
 	if len(reasons) > 0 {
 		return &core.Error{Code: core.EINVALID, Message: "invalid bucket properties", Reasons: reasons}

@@ -330,6 +330,11 @@ func (a *API) putObject(w http.ResponseWriter, r *http.Request, l loc, created b
 	}
 	v.Encoding = r.Header.Get("Content-Encoding")
 	v.Meta = wire.ParseMeta(r.Header)
+	// Refused before the body is read: the headers alone decide it.
+	if err := a.kv.CheckHeaders(&v); err != nil {
+		a.writeError(w, r, err)
+		return
+	}
 	clock, _, err := requestClock(r)
 	if err != nil {
 		a.writeError(w, r, err)

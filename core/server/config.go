@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/cairnkv/cairn/core/hooks"
+	"github.com/cairnkv/cairn/core/kv"
 )
 
 // Config is the whole server configuration: one struct, filled from defaults, then an
@@ -86,6 +87,11 @@ type Config struct {
 	// (or created at first start in) <data-dir>/admin-credentials.json.
 	AdminKeyID     string `json:"admin-key-id"`
 	AdminKeySecret string `json:"admin-key-secret"`
+	// MaxObjectHeaders bounds the user metadata entries, index entries and links of one
+	// KV value; MaxObjectHeaderBytes bounds their bytes plus the content type, charset
+	// and encoding (400 above either).
+	MaxObjectHeaders     int   `json:"max-object-headers"`
+	MaxObjectHeaderBytes int64 `json:"max-object-header-bytes"`
 
 	// SyncLatency simulates a slower disk: every storage sync waits this long first. For
 	// benchmarks only (no flag).
@@ -149,6 +155,9 @@ func DefaultConfig() Config {
 		MaxObjectSize:   50 << 20,
 		DeleteReapDelay: 3 * time.Second,
 		ShutdownTimeout: 10 * time.Second,
+
+		MaxObjectHeaders:     kv.DefaultMaxHeaderEntries,
+		MaxObjectHeaderBytes: kv.DefaultMaxHeaderBytes,
 	}
 }
 
@@ -181,6 +190,10 @@ func (c Config) Validate() error {
 		return fmt.Errorf("js-timeout and js-hook-timeout must not be negative")
 	case (c.AdminKeyID == "") != (c.AdminKeySecret == ""):
 		return fmt.Errorf("admin-key-id and admin-key-secret must be set together")
+	case c.MaxObjectHeaders < 1 || c.MaxObjectHeaders > 1_000_000:
+		return fmt.Errorf("max-object-headers must be between 1 and 1000000")
+	case c.MaxObjectHeaderBytes < 1 || c.MaxObjectHeaderBytes > 1<<30:
+		return fmt.Errorf("max-object-header-bytes must be between 1 and 1GiB")
 	}
 	seen := map[string]bool{}
 	for i, p := range c.Plugins {

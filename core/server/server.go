@@ -93,7 +93,8 @@ func New(cfg Config, version string, log *slog.Logger) (*Server, error) {
 		reg = hooks.NewRegistry(ext.Providers...)
 	}
 	svc, err := kv.New(db, kv.Config{NodeName: cfg.NodeName, Dialect: cfg.Dialect, ReapDelay: cfg.DeleteReapDelay,
-		MaxValueSize: cfg.MaxObjectSize, ObjectCacheSize: cfg.ObjectCacheSize, Logger: log, Observer: st, Hooks: reg})
+		MaxValueSize: cfg.MaxObjectSize, ObjectCacheSize: cfg.ObjectCacheSize, Logger: log, Observer: st, Hooks: reg,
+		MaxHeaderEntries: cfg.MaxObjectHeaders, MaxHeaderBytes: cfg.MaxObjectHeaderBytes})
 	if err != nil {
 		db.Close()
 		return nil, fmt.Errorf("server: %w", err)
