@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/cairnkv/cairn/core/kv"
 	"github.com/cairnkv/cairn/core/s3"
@@ -40,8 +41,10 @@ func openOfflineDB(dataDir string, stderr io.Writer) (*kv.Service, *storage.DB, 
 }
 
 // check runs `cairn check [--data-dir DIR]`: it opens a stopped server's store and
-// verifies that every object record decodes and that object records, secondary-index
-// postings and pending tombstone reaps agree. Exit 0 when they do, 1 otherwise.
+// verifies that every object record decodes, that object records, secondary-index
+// postings and pending tombstone reaps agree, that stored bucket properties are in range,
+// and that the S3 tables agree. It reports every problem it finds (one line each, then
+// their count) and exits 1 if there is any, 0 when there is none.
 func check(args []string, getenv func(string) string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("cairn check", flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -55,10 +58,19 @@ func check(args []string, getenv func(string) string, stdout, stderr io.Writer) 
 		return 1
 	}
 	defer closeStore()
-	if err := svc.CheckInvariants(); err != nil {
+	kvRep, err := svc.CheckStore()
+	if err != nil {
 		fmt.Fprintf(stderr, "cairn: check %s: %v\n", *dataDir, err)
 		return 1
 	}
+	problems := kvRep.Count
+	for _, p := range kvRep.Problems {
+		fmt.Fprintf(stderr, "cairn: check %s: kv: %s\n", *dataDir, p)
+	}
+	if more := kvRep.Count - len(kvRep.Problems); more > 0 {
+		fmt.Fprintf(stderr, "cairn: check %s: kv: (and %d more problems)\n", *dataDir, more)
+	}
+	fmt.Fprintf(stdout, "cairn: kv: %d objects, %d index postings, %d property records\n", kvRep.Objects, kvRep.Postings, kvRep.Props)
 	var blobs *storage.Blobs
 	if _, err := os.Stat(filepath.Join(*dataDir, server.BlobsDir)); err == nil {
 		if blobs, err = storage.OpenBlobs(filepath.Join(*dataDir, server.BlobsDir)); err != nil {
@@ -68,11 +80,17 @@ func check(args []string, getenv func(string) string, stdout, stderr io.Writer) 
 	}
 	rep, err := s3.Check(db, blobs)
 	if err != nil {
-		fmt.Fprintf(stderr, "cairn: check %s: %v\n", *dataDir, err)
-		return 1
+		problems += max(rep.Problems, 1) // a read failure has no count
+		for _, line := range strings.Split(err.Error(), "\n") {
+			fmt.Fprintf(stderr, "cairn: check %s: %s\n", *dataDir, line)
+		}
 	}
 	fmt.Fprintf(stdout, "cairn: s3: %d users, %d buckets, %d objects, %d chunks, %d blobs, %d chunk sets awaiting collection\n",
 		rep.Users, rep.Buckets, rep.Objects, rep.Chunks, rep.Blobs, rep.Pending)
+	if problems > 0 {
+		fmt.Fprintf(stderr, "cairn: check %s: %d problems found\n", *dataDir, problems)
+		return 1
+	}
 	fmt.Fprintf(stdout, "cairn: %s is consistent\n", *dataDir)
 	return 0
 }

@@ -18,20 +18,27 @@ type CheckReport struct {
 	// Chunks counts stored data chunk records, Blobs blob files; Pending counts chunk
 	// sets that a write in progress ("w") or the collector ("g") still owns.
 	Chunks, Blobs, Pending int
+	// Problems counts every problem found; the error lists the first maxCheckErrors.
+	Problems int
 }
+
+// maxCheckErrors is how many problems Check's error lists.
+const maxCheckErrors = 100
 
 // Check verifies the S3 tables of db without changing them: users and their e-mail and
 // canonical-id entries agree, every bucket is in its owner's list and back, every
 // manifest belongs to an existing bucket and has exactly the chunks its size needs, and
 // every chunk belongs to a manifest or to pending work (a chunk no one owns is a leak).
-// It returns every problem found, joined.
+// It finds every problem: the error joins the first maxCheckErrors, and the report
+// counts them all.
 //
 // blobs may be nil when the server keeps no blob store.
 func Check(db *storage.DB, blobs *storage.Blobs) (CheckReport, error) {
 	var rep CheckReport
 	var errs []error
 	bad := func(format string, args ...any) {
-		if len(errs) < 100 {
+		rep.Problems++
+		if len(errs) < maxCheckErrors {
 			errs = append(errs, fmt.Errorf(format, args...))
 		}
 	}
@@ -240,6 +247,9 @@ func Check(db *storage.DB, blobs *storage.Blobs) (CheckReport, error) {
 		if total != e.Size {
 			bad("s3: data %s holds %d bytes in chunks, %d expected", label, total, e.Size)
 		}
+	}
+	if rep.Problems > len(errs) {
+		errs = append(errs, fmt.Errorf("s3: (and %d more problems)", rep.Problems-len(errs)))
 	}
 	return rep, errors.Join(errs...)
 }
