@@ -15,8 +15,10 @@ func defaultPropsJSON(d dialect, bucket string) string {
 	return `{"props":{"allow_mult":false,"basic_quorum":false,"big_vclock":50,` +
 		`"chash_keyfun":{"mod":"` + d.name + `_core_util","fun":"chash_std_keyfun"},"dvv_enabled":false,"dw":"quorum",` +
 		`"last_write_wins":false,"linkfun":{"mod":"` + d.name + `_kv_wm_link_walker","fun":"mapreduce_linkfun"},` +
+		`"max_object_size":52428800,"max_siblings":100,` +
 		`"n_val":3,"name":"` + bucket + `","notfound_ok":true,"old_vclock":86400,"postcommit":[],"pr":0,"precommit":[],` +
-		`"pw":0,"r":"quorum","rw":"quorum","small_vclock":50,"w":"quorum","write_once":false,"young_vclock":20}}`
+		`"pw":0,"r":"quorum","rw":"quorum","small_vclock":50,"w":"quorum","warn_object_size":5242880,"warn_siblings":25,` +
+		`"write_once":false,"young_vclock":20}}`
 }
 
 // propsOf fetches a bucket's properties (path is its props address in any form).
@@ -107,6 +109,9 @@ func TestBucketProps(t *testing.T) {
 					{`{"props":{"basic_quorum":[],"notfound_ok":null,"last_write_wins":"yes"}}`,
 						map[string]string{"basic_quorum": "not_boolean", "notfound_ok": "not_boolean", "last_write_wins": "not_boolean"}},
 					{`{"props":{"write_once":true}}`, map[string]string{"write_once": "cannot update write_once property"}},
+					{`{"props":{"n_val":1000000000000,"young_vclock":"any","max_siblings":0}}`, map[string]string{
+						"n_val": "out_of_range: n_val must be an integer from 1 to 64", "young_vclock": "not_integer", "max_siblings": "not_integer"}},
+					{`{"props":{"n_val":2,"w":3}}`, map[string]string{"w": "not_valid_quorum: 3 is above n_val 2"}},
 					{`{"props":{"last_write_wins":true,"dvv_enabled":true}}`, map[string]string{"dvv_enabled": "If last_write_wins is true, dvv_enabled must be false"}},
 				} {
 					r := s.do(t, "PUT", f.props(b), jsonCT, c.body)
@@ -141,7 +146,7 @@ func TestBucketProps(t *testing.T) {
 		t.Run("round-trip-and-reset", func(t *testing.T) {
 			t.Parallel()
 			b := "rt"
-			expect(t, s.do(t, "PUT", "/buckets/rt/props", jsonCT, `{"props":{"allow_mult":true,"chash_keyfun":{"mod":"riak_core_util","fun":"chash_bucketonly_keyfun"},"postcommit":"none","young_vclock":"any"}}`), 204, nil)
+			expect(t, s.do(t, "PUT", "/buckets/rt/props", jsonCT, `{"props":{"allow_mult":true,"chash_keyfun":{"mod":"riak_core_util","fun":"chash_bucketonly_keyfun"},"postcommit":"none","young_vclock":25}}`), 204, nil)
 			// Hooks must name functions that exist (the hooks tests cover WASM modules).
 			r := s.do(t, "PUT", "/buckets/rt/props", jsonCT, `{"props":{"precommit":[{"mod":"m","fun":"f"}],"postcommit":[{"name":"Js.fun"}]}}`)
 			expect(t, r, 400, nil)
@@ -160,7 +165,7 @@ func TestBucketProps(t *testing.T) {
 			}
 			// Hooks come back as given.
 			r = s.get(t, "/buckets/rt/props")
-			for _, want := range []string{`"chash_keyfun":{"mod":"riak_core_util","fun":"chash_bucketonly_keyfun"}`, `"postcommit":[]`, `"young_vclock":"any"`, `"allow_mult":true`} {
+			for _, want := range []string{`"chash_keyfun":{"mod":"riak_core_util","fun":"chash_bucketonly_keyfun"}`, `"postcommit":[]`, `"young_vclock":25`, `"allow_mult":true`} {
 				if !bytes.Contains(r.Body, []byte(want)) {
 					t.Errorf("props lack %s: %s", want, r.Body)
 				}

@@ -81,9 +81,9 @@ func TestNumericPropsRanges(t *testing.T) {
 			map[string]string{"small_vclock": "out_of_range: small_vclock must be an integer from 1 to 1024"}},
 		{"sibling guards", "", `{"max_siblings":0,"warn_siblings":10001}`, map[string]string{
 			"max_siblings": "not_integer", "warn_siblings": "out_of_range: warn_siblings must be an integer from 1 to 10000"}},
-		{"size guards above the server's value size", "", `{"max_object_size":1048577,"warn_object_size":"5MiB"}`, map[string]string{
-			"max_object_size": "out_of_range: max_object_size must be an integer from 1 to 1048576", "warn_object_size": "not_integer"}},
-		{"guards in range", "", `{"max_siblings":10000,"warn_siblings":1,"max_object_size":1048576,"warn_object_size":1}`, nil},
+		{"size guards above 50 MiB", "", `{"max_object_size":52428801,"warn_object_size":"5MiB"}`, map[string]string{
+			"max_object_size": "out_of_range: max_object_size must be an integer from 1 to 52428800", "warn_object_size": "not_integer"}},
+		{"guards in range", "", `{"max_siblings":10000,"warn_siblings":1,"max_object_size":52428800,"warn_object_size":1}`, nil},
 		{"quorum above n_val", "", `{"n_val":3,"w":4,"pr":3,"dw":"all"}`,
 			map[string]string{"w": "not_valid_quorum: 4 is above n_val 3"}},
 		{"quorum above the stored n_val", `{"n_val":2}`, `{"r":3}`, map[string]string{"r": "not_valid_quorum: 3 is above n_val 2"}},
@@ -125,12 +125,13 @@ func TestNumericPropsRanges(t *testing.T) {
 	}
 }
 
-// TestDefaultGuardProps: the guards' defaults are Riak's, within the server's value size.
+// TestDefaultGuardProps: the guards' defaults are Riak's; a server that takes larger
+// values makes max_object_size that large.
 func TestDefaultGuardProps(t *testing.T) {
 	for _, tt := range []struct {
 		maxValue             int64
 		wantMax, wantWarnObj int64
-	}{{0, 50 << 20, 5 << 20}, {1 << 20, 1 << 20, 1 << 20}} {
+	}{{0, 50 << 20, 5 << 20}, {1 << 20, 50 << 20, 5 << 20}, {100 << 20, 100 << 20, 5 << 20}} {
 		s := newTestService(t, Config{MaxValueSize: tt.maxValue})
 		p, err := s.Props(ctx, core.DefaultType, "b")
 		if err != nil {

@@ -41,8 +41,8 @@ func (s *Service) propsDefaults(typ string) map[string]json.RawMessage {
 		core.PropWriteOnce:      json.RawMessage(`false`),
 		core.PropMaxSiblings:    json.RawMessage(strconv.Itoa(DefaultMaxSiblings)),
 		core.PropWarnSiblings:   json.RawMessage(strconv.Itoa(DefaultWarnSiblings)),
-		core.PropMaxObjectSize:  json.RawMessage(strconv.FormatInt(s.cfg.MaxValueSize, 10)),
-		core.PropWarnObjectSize: json.RawMessage(strconv.FormatInt(min(DefaultWarnObjectSize, s.cfg.MaxValueSize), 10)),
+		core.PropMaxObjectSize:  json.RawMessage(strconv.FormatInt(s.maxObjectSize(), 10)),
+		core.PropWarnObjectSize: json.RawMessage(strconv.Itoa(DefaultWarnObjectSize)),
 	}
 	if typ != core.DefaultType {
 		d[core.PropAllowMult] = json.RawMessage(`true`)
@@ -65,9 +65,10 @@ const (
 	// would leave more siblings is refused) and warn_siblings (more are logged).
 	DefaultMaxSiblings  = 100
 	DefaultWarnSiblings = 25
-	// DefaultWarnObjectSize is Riak's warn_object_size, in bytes. The default
-	// max_object_size is the service's MaxValueSize (50 MiB, Riak's default, unless
-	// the server is configured otherwise), which is also its largest accepted value.
+	// DefaultMaxObjectSize and DefaultWarnObjectSize are Riak's max_object_size and
+	// warn_object_size, in bytes. A service whose MaxValueSize is larger takes that as
+	// the default and the largest accepted max_object_size (maxObjectSize).
+	DefaultMaxObjectSize  = 50 << 20
 	DefaultWarnObjectSize = 5 << 20
 	// MaxSiblingsLimit is the largest max_siblings or warn_siblings a bucket may set.
 	MaxSiblingsLimit = 10_000
@@ -96,10 +97,15 @@ func (s *Service) intRange(name string) (r intRange, ok bool) {
 	case core.PropMaxSiblings, core.PropWarnSiblings:
 		return intRange{1, MaxSiblingsLimit}, true
 	case core.PropMaxObjectSize, core.PropWarnObjectSize:
-		return intRange{1, s.cfg.MaxValueSize}, true
+		return intRange{1, s.maxObjectSize()}, true
 	}
 	return intRange{}, false
 }
+
+// maxObjectSize is the default and the largest max_object_size: Riak's 50 MiB, or the
+// service's MaxValueSize when that is larger, so that a bucket can always hold a value
+// of the size the server takes, and never be made to hold much more.
+func (s *Service) maxObjectSize() int64 { return max(DefaultMaxObjectSize, s.cfg.MaxValueSize) }
 
 // checkInt validates an integer property's stored-form value: "" when it is fine,
 // otherwise the reason. Below the range is Riak's not_integer (its reason for any
@@ -452,8 +458,8 @@ func (s *Service) typedProps(name string, raw map[string]json.RawMessage) *core.
 	p.WriteOnce = boolOf(core.PropWriteOnce)
 	p.MaxSiblings = intOr(core.PropMaxSiblings, DefaultMaxSiblings)
 	p.WarnSiblings = intOr(core.PropWarnSiblings, DefaultWarnSiblings)
-	p.MaxObjectSize = s.storedInt(raw, core.PropMaxObjectSize, s.cfg.MaxValueSize)
-	p.WarnObjectSize = s.storedInt(raw, core.PropWarnObjectSize, min(DefaultWarnObjectSize, s.cfg.MaxValueSize))
+	p.MaxObjectSize = s.storedInt(raw, core.PropMaxObjectSize, s.maxObjectSize())
+	p.WarnObjectSize = s.storedInt(raw, core.PropWarnObjectSize, DefaultWarnObjectSize)
 	p.Precommit, _ = parseHookList(raw[core.PropPrecommit])
 	p.Postcommit, _ = parseHookList(raw[core.PropPostcommit])
 	if h, err := parseModFun(raw[core.PropChashKeyfun]); err == nil {
