@@ -464,7 +464,7 @@ func TestIndexJSONEncoding(t *testing.T) {
 // scanned with a regular expression that keeps none of them, in 1 ms.
 func TestIndexTimeout(t *testing.T) {
 	t.Parallel()
-	s := startServer(t)
+	s := startServer(t, "--max-object-header-bytes", "2MiB") // 100 000 index entries on one object
 	vals := make([]string, 100_000)
 	for i := range vals {
 		vals[i] = "v" + itoa(100_000+i)

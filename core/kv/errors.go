@@ -34,9 +34,9 @@ func errTooManySiblings(n, limit int) error {
 			"write with the object's vector clock to resolve them\n", n, limit)}
 }
 
-func errTooManyHeaders(n, limit int) error {
+func errTooManyMeta(n, limit int) error {
 	return &core.Error{Code: core.EINVALID, Message: fmt.Sprintf(
-		"Too many headers: %d user metadata, index and link entries, the maximum is %d\n", n, limit)}
+		"Too many user metadata entries: %d, the maximum is %d\n", n, limit)}
 }
 
 func errHeadersTooLarge(n, limit int64) error {

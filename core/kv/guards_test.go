@@ -494,11 +494,11 @@ func TestObjectSizeGuard(t *testing.T) {
 	}
 }
 
-// TestHeaderLimits reproduces issue 15's metadata flood: more user metadata, index and
-// link entries, or more header bytes, than the service takes are refused with 400, and
-// nothing is stored; so is a precommit hook's rewrite that adds them.
+// TestHeaderLimits reproduces issue 15's metadata flood: more user metadata entries, or
+// more header bytes (content type, metadata, index entries, links), than the service
+// takes are refused with 400, and nothing is stored.
 func TestHeaderLimits(t *testing.T) {
-	s := newTestService(t, Config{MaxHeaderEntries: 10, MaxHeaderBytes: 200})
+	s := newTestService(t, Config{MaxMetaEntries: 10, MaxHeaderBytes: 200})
 	meta := func(n, size int) []core.MetaEntry {
 		out := make([]core.MetaEntry, n)
 		for i := range out {
@@ -511,10 +511,12 @@ func TestHeaderLimits(t *testing.T) {
 		v    core.Sibling
 		want string // "" = accepted
 	}{
-		{"10 entries", core.Sibling{Meta: meta(4, 1), Indexes: []core.IndexEntry{{Field: "a_bin", Value: "1"}}, Links: make([]core.Link, 5)}, ""},
-		{"11 entries", core.Sibling{Meta: meta(4, 1), Indexes: []core.IndexEntry{{Field: "a_bin", Value: "1"}}, Links: make([]core.Link, 6)},
-			"Too many headers: 11 user metadata, index and link entries, the maximum is 10\n"},
-		{"10,000 metadata entries", core.Sibling{Meta: meta(10000, 1)}, "Too many headers: 10000 user metadata, index and link entries, the maximum is 10\n"},
+		{"10 entries", core.Sibling{Meta: meta(10, 1), Indexes: []core.IndexEntry{{Field: "a_bin", Value: "1"}}, Links: make([]core.Link, 5)}, ""},
+		{"11 entries", core.Sibling{Meta: meta(11, 1)}, "Too many user metadata entries: 11, the maximum is 10\n"},
+		{"10,000 metadata entries", core.Sibling{Meta: meta(10000, 1)}, "Too many user metadata entries: 10000, the maximum is 10\n"},
+		{"index entries and links count by their bytes", core.Sibling{Indexes: []core.IndexEntry{{Field: "a_bin", Value: strings.Repeat("i", 100)}},
+			Links: []core.Link{{Bucket: "b", Key: strings.Repeat("k", 95), Tag: "t"}}},
+			"Headers too large: 202 bytes of content type, user metadata, index entries and links, the maximum is 200\n"},
 		{"200 bytes", core.Sibling{ContentType: "text/plain", Meta: meta(1, 200-10-2)}, ""},
 		{"201 bytes", core.Sibling{ContentType: "text/plain", Meta: meta(1, 200-10-1)},
 			"Headers too large: 201 bytes of content type, user metadata, index entries and links, the maximum is 200\n"},
@@ -556,11 +558,11 @@ func TestPrecommitCannotAddHeaders(t *testing.T) {
 			return hooks.Verdict{Replace: &r}, nil
 		}),
 	}}}
-	s := newTestService(t, Config{Hooks: hooks.NewRegistry(prov), MaxHeaderEntries: 10})
+	s := newTestService(t, Config{Hooks: hooks.NewRegistry(prov), MaxMetaEntries: 10})
 	setHooks(t, s, "b", `{"precommit":[{"mod":"m","fun":"meta"}]}`)
 	_, err := s.Put(ctx, &PutRequest{Type: core.DefaultType, Bucket: "b", Key: "k", Value: core.Sibling{Value: []byte("v"), ContentType: "text/plain"}})
 	e := core.AsError(err)
-	if e == nil || e.Code != core.EINTERNAL || e.Message != "precommit hook m:meta returned an invalid object: Too many headers: 11 user metadata, index and link entries, the maximum is 10\n" {
+	if e == nil || e.Code != core.EINTERNAL || e.Message != "precommit hook m:meta returned an invalid object: Too many user metadata entries: 11, the maximum is 10\n" {
 		t.Fatalf("rewrite with 11 headers: %v", err)
 	}
 	if _, err := s.Get(ctx, core.DefaultType, "b", "k", GetOptions{}); !IsNotFound(err) {

@@ -47,17 +47,18 @@ type Config struct {
 	// PostcommitWorkers and PostcommitQueue size the postcommit pool (defaults
 	// DefaultPostcommitWorkers and DefaultPostcommitQueue).
 	PostcommitWorkers, PostcommitQueue int
-	// MaxHeaderEntries bounds the user metadata entries, index entries and links of one
-	// value (default DefaultMaxHeaderEntries); MaxHeaderBytes bounds their bytes plus
-	// the content type, charset and encoding (default DefaultMaxHeaderBytes).
-	MaxHeaderEntries int
-	MaxHeaderBytes   int64
+	// MaxMetaEntries bounds the user metadata entries of one value (default
+	// DefaultMaxMetaEntries); MaxHeaderBytes bounds the bytes of its content type,
+	// charset, encoding, user metadata, index entries and links (default
+	// DefaultMaxHeaderBytes).
+	MaxMetaEntries int
+	MaxHeaderBytes int64
 }
 
 // Defaults of the per-value header limits (Config).
 const (
-	DefaultMaxHeaderEntries = 1000
-	DefaultMaxHeaderBytes   = 64 << 10
+	DefaultMaxMetaEntries = 1000
+	DefaultMaxHeaderBytes = 64 << 10
 )
 
 // Observer receives per-operation measurements, e.g. for /stats.
@@ -123,8 +124,8 @@ func New(db *storage.DB, cfg Config) (*Service, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
-	if cfg.MaxHeaderEntries <= 0 {
-		cfg.MaxHeaderEntries = DefaultMaxHeaderEntries
+	if cfg.MaxMetaEntries <= 0 {
+		cfg.MaxMetaEntries = DefaultMaxMetaEntries
 	}
 	if cfg.MaxHeaderBytes <= 0 {
 		cfg.MaxHeaderBytes = DefaultMaxHeaderBytes
@@ -391,11 +392,11 @@ func decodeReceivedClock(b []byte) (vclock.VClock, error) {
 }
 
 // CheckHeaders refuses (EINVALID) a value whose headers are above the service's limits:
-// more than MaxHeaderEntries user metadata entries, index entries and links, or more
-// than MaxHeaderBytes in them and the content type, charset and encoding.
+// more than MaxMetaEntries user metadata entries, or more than MaxHeaderBytes in its
+// content type, charset, encoding, user metadata, index entries and links.
 func (s *Service) CheckHeaders(v *core.Sibling) error {
-	if n := len(v.Meta) + len(v.Indexes) + len(v.Links); n > s.cfg.MaxHeaderEntries {
-		return errTooManyHeaders(n, s.cfg.MaxHeaderEntries)
+	if n := len(v.Meta); n > s.cfg.MaxMetaEntries {
+		return errTooManyMeta(n, s.cfg.MaxMetaEntries)
 	}
 	if n := headerBytes(v); n > s.cfg.MaxHeaderBytes {
 		return errHeadersTooLarge(n, s.cfg.MaxHeaderBytes)

@@ -87,10 +87,10 @@ type Config struct {
 	// (or created at first start in) <data-dir>/admin-credentials.json.
 	AdminKeyID     string `json:"admin-key-id"`
 	AdminKeySecret string `json:"admin-key-secret"`
-	// MaxObjectHeaders bounds the user metadata entries, index entries and links of one
-	// KV value; MaxObjectHeaderBytes bounds their bytes plus the content type, charset
-	// and encoding (400 above either).
-	MaxObjectHeaders     int   `json:"max-object-headers"`
+	// MaxObjectMetaEntries bounds the user metadata entries of one KV value;
+	// MaxObjectHeaderBytes bounds the bytes of its content type, charset, encoding,
+	// user metadata, index entries and links (400 above either).
+	MaxObjectMetaEntries int   `json:"max-object-meta-entries"`
 	MaxObjectHeaderBytes int64 `json:"max-object-header-bytes"`
 
 	// SyncLatency simulates a slower disk: every storage sync waits this long first. For
@@ -156,7 +156,7 @@ func DefaultConfig() Config {
 		DeleteReapDelay: 3 * time.Second,
 		ShutdownTimeout: 10 * time.Second,
 
-		MaxObjectHeaders:     kv.DefaultMaxHeaderEntries,
+		MaxObjectMetaEntries: kv.DefaultMaxMetaEntries,
 		MaxObjectHeaderBytes: kv.DefaultMaxHeaderBytes,
 	}
 }
@@ -190,8 +190,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("js-timeout and js-hook-timeout must not be negative")
 	case (c.AdminKeyID == "") != (c.AdminKeySecret == ""):
 		return fmt.Errorf("admin-key-id and admin-key-secret must be set together")
-	case c.MaxObjectHeaders < 1 || c.MaxObjectHeaders > 1_000_000:
-		return fmt.Errorf("max-object-headers must be between 1 and 1000000")
+	case c.MaxObjectMetaEntries < 1 || c.MaxObjectMetaEntries > 1_000_000:
+		return fmt.Errorf("max-object-meta-entries must be between 1 and 1000000")
 	case c.MaxObjectHeaderBytes < 1 || c.MaxObjectHeaderBytes > 1<<30:
 		return fmt.Errorf("max-object-header-bytes must be between 1 and 1GiB")
 	}

@@ -94,7 +94,7 @@ func New(cfg Config, version string, log *slog.Logger) (*Server, error) {
 	}
 	svc, err := kv.New(db, kv.Config{NodeName: cfg.NodeName, Dialect: cfg.Dialect, ReapDelay: cfg.DeleteReapDelay,
 		MaxValueSize: cfg.MaxObjectSize, ObjectCacheSize: cfg.ObjectCacheSize, Logger: log, Observer: st, Hooks: reg,
-		MaxHeaderEntries: cfg.MaxObjectHeaders, MaxHeaderBytes: cfg.MaxObjectHeaderBytes})
+		MaxMetaEntries: cfg.MaxObjectMetaEntries, MaxHeaderBytes: cfg.MaxObjectHeaderBytes})
 	if err != nil {
 		db.Close()
 		return nil, fmt.Errorf("server: %w", err)
