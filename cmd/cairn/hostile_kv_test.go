@@ -175,7 +175,8 @@ func TestHostileForgedClock(t *testing.T) {
 // TestHostileSiblingFlood: blind writes with allow_mult used to grow one key without
 // bound. The 101st sibling is refused with 409 (Riak's max_siblings, 100 by default) and
 // a warning is logged from the 26th (warn_siblings); a write with the clock resolves
-// them. max_object_size bounds the whole sibling set (413).
+// them. max_object_size (plus one value's worth of headers, 64 KiB) bounds the whole
+// sibling set (413).
 func TestHostileSiblingFlood(t *testing.T) {
 	t.Parallel()
 	s := startServer(t)
@@ -198,12 +199,12 @@ func TestHostileSiblingFlood(t *testing.T) {
 	expect(t, s.do(t, "PUT", "/buckets/flood/keys/k", hdr{"Content-Type", "text/plain", "X-Store-Vclock", clock}, "resolved"), 204, nil)
 	expect(t, s.get(t, "/buckets/flood/keys/k"), 200, ptr("resolved"))
 
-	s.setProps(t, "big", `{"allow_mult":true,"max_object_size":100000}`)
+	s.setProps(t, "big", `{"allow_mult":true,"max_object_size":50000}`)
 	value := strings.Repeat("x", 40000)
 	for range 2 {
 		expect(t, s.do(t, "PUT", "/buckets/big/keys/k", ct, value), 204, nil)
 	}
-	want = "Object of 120030 bytes over all its siblings exceeds the bucket's max_object_size of 100000 bytes\n"
+	want = "Object of 120030 bytes over all its siblings exceeds the bucket's max_object_size of 50000 bytes (plus 65536 bytes of headers)\n"
 	expect(t, s.do(t, "PUT", "/buckets/big/keys/k", ct, value), 413, &want)
 	clock = s.get(t, "/buckets/big/keys/k").Header.Get("X-Store-Vclock")
 	expect(t, s.do(t, "PUT", "/buckets/big/keys/k", hdr{"Content-Type", "text/plain", "X-Store-Vclock", clock}, value), 204, nil)

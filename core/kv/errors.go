@@ -23,9 +23,10 @@ func errTooLarge(size, limit int64) error {
 	return &core.Error{Code: core.ETOOLARGE, Message: fmt.Sprintf("Object of %d bytes exceeds the maximum of %d bytes\n", size, limit)}
 }
 
-func errObjectTooLarge(size, limit int64) error {
+func errObjectTooLarge(size, limit, headers int64) error {
 	return &core.Error{Code: core.ETOOLARGE, Message: fmt.Sprintf(
-		"Object of %d bytes over all its siblings exceeds the bucket's max_object_size of %d bytes\n", size, limit)}
+		"Object of %d bytes over all its siblings exceeds the bucket's max_object_size of %d bytes (plus %d bytes of headers)\n",
+		size, limit, headers)}
 }
 
 func errTooManySiblings(n, limit int) error {

@@ -458,12 +458,12 @@ func TestSiblingGuards(t *testing.T) {
 	}
 }
 
-// TestObjectSizeGuard: max_object_size bounds the whole sibling set (values and headers),
-// refuses with 413 and stores nothing, warns above warn_object_size, and always lets a
-// write that shrinks the object through.
+// TestObjectSizeGuard: max_object_size (plus one value's worth of headers) bounds the
+// whole sibling set, values and headers, refuses with 413 and stores nothing, warns above
+// warn_object_size, and always lets a write that shrinks the object through.
 func TestObjectSizeGuard(t *testing.T) {
 	var logs syncLog
-	s := newTestService(t, Config{Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	s := newTestService(t, Config{Logger: slog.New(slog.NewTextHandler(&logs, nil)), MaxHeaderBytes: 100})
 	setProps(t, s, "b", `{"allow_mult":true,"dvv_enabled":true,"max_object_size":1000,"warn_object_size":500}`)
 	v400 := strings.Repeat("x", 400-len("text/plain"))
 	put(t, s, "b", "k", v400, nil)
@@ -473,7 +473,7 @@ func TestObjectSizeGuard(t *testing.T) {
 	}
 	_, err := s.Put(ctx, &PutRequest{Type: core.DefaultType, Bucket: "b", Key: "k", Value: core.Sibling{Value: []byte(v400), ContentType: "text/plain"}})
 	e := core.AsError(err)
-	if e == nil || e.Code != core.ETOOLARGE || e.Message != "Object of 1200 bytes over all its siblings exceeds the bucket's max_object_size of 1000 bytes\n" {
+	if e == nil || e.Code != core.ETOOLARGE || e.Message != "Object of 1200 bytes over all its siblings exceeds the bucket's max_object_size of 1000 bytes (plus 100 bytes of headers)\n" {
 		t.Fatalf("third 400-byte sibling: %v", err)
 	}
 	if n := len(storedRecord(t, s, "b", "k").siblings); n != 2 {
@@ -481,13 +481,14 @@ func TestObjectSizeGuard(t *testing.T) {
 	}
 	// Over a lowered limit, a write that leaves the object smaller is taken: its
 	// context has seen the first value, which it replaces by a small one.
-	setProps(t, s, "b", `{"max_object_size":300}`)
+	setProps(t, s, "b", `{"max_object_size":200}`)
 	first := vclock.VClock{{Actor: s.NodeID(), Counter: 1}}.Encode()
 	if o2 := put(t, s, "b", "k", "small", first); len(o2.Siblings) != 2 {
 		t.Fatalf("%d siblings", len(o2.Siblings))
 	}
-	// A lone value of the size limit fits: the limit counts no clock or vtag bytes.
-	setProps(t, s, "b", `{"max_object_size":400}`)
+	// A lone value of the size limit with its headers fits: the limit counts no clock
+	// or vtag bytes, and leaves room for one value's headers.
+	setProps(t, s, "b", `{"max_object_size":390}`)
 	o := get(t, s, "b", "k")
 	if o = put(t, s, "b", "k", v400, o.VClock); len(o.Siblings) != 1 {
 		t.Fatalf("%d siblings", len(o.Siblings))

@@ -420,9 +420,8 @@ func headerBytes(v *core.Sibling) int64 {
 	return int64(n)
 }
 
-// objectSize is what max_object_size bounds: the values and headers of every sibling
-// of r (0 for none). Clocks, vtags and timestamps are left out, so a lone value of the
-// largest size the service takes always fits.
+// objectSize is what the size guards measure: the values and headers of every sibling
+// of r (0 for none). Clocks, vtags and timestamps are left out.
 func objectSize(r *record) int64 {
 	if r == nil {
 		return 0
@@ -436,9 +435,10 @@ func objectSize(r *record) int64 {
 
 // checkGuards applies the bucket's object guards to the record a write would store over
 // cur (nil when the key is absent): more siblings than max_siblings, or more bytes than
-// max_object_size, refuse the write, unless it leaves no more siblings (or bytes) than
-// the key already has, so that a write resolving siblings is always possible. Above the
-// warn_ levels it logs a warning, as Riak does.
+// max_object_size plus one value's worth of headers (MaxHeaderBytes, so that a lone
+// value the per-value limits admit always fits), refuse the write, unless it leaves no
+// more siblings (or bytes) than the key already has, so that a write resolving siblings
+// is always possible. Above the warn_ levels it logs a warning, as Riak does.
 func (s *Service) checkGuards(p *core.BucketProps, bucket, key string, cur, next *record) error {
 	n, size := len(next.siblings), objectSize(next)
 	curN, curSize := 0, objectSize(cur)
@@ -448,8 +448,8 @@ func (s *Service) checkGuards(p *core.BucketProps, bucket, key string, cur, next
 	if n > p.MaxSiblings && n > curN {
 		return errTooManySiblings(n, p.MaxSiblings)
 	}
-	if size > p.MaxObjectSize && size > curSize {
-		return errObjectTooLarge(size, p.MaxObjectSize)
+	if size > p.MaxObjectSize+s.cfg.MaxHeaderBytes && size > curSize {
+		return errObjectTooLarge(size, p.MaxObjectSize, s.cfg.MaxHeaderBytes)
 	}
 	if n > p.WarnSiblings {
 		s.log.Warn("kv: too many siblings", "bucket", bucket, "key", key, "siblings", n, "warn_siblings", p.WarnSiblings)
