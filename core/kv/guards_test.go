@@ -155,7 +155,7 @@ func TestStoredOutOfRangePropsAreSafe(t *testing.T) {
 	s := newUncheckedService(t, Config{})
 	seed := map[string][]byte{
 		string(storage.KeyString(storage.TagType, core.DefaultType)):       []byte(`{"n_val":1000000000000,"young_vclock":"any","big_vclock":-5}`),
-		string(storage.KeyString(storage.TagProps, core.DefaultType, "b")): []byte(`{"n_val":99999999999,"w":1000}`),
+		string(storage.KeyString(storage.TagProps, core.DefaultType, "b")): []byte(`{"n_val":99999999999,"w":1000,"r":"lots","old_vclock":"` + strings.Repeat("9", 100) + `"}`),
 	}
 	for k, v := range seed {
 		if err := s.db.Put([]byte(k), v, true); err != nil {
@@ -188,6 +188,8 @@ func TestStoredOutOfRangePropsAreSafe(t *testing.T) {
 		"bucket type default: n_val is 1000000000000: out_of_range: n_val must be an integer from 1 to 64",
 		"bucket type default: young_vclock is \"any\": not_integer",
 		"bucket default/b: n_val is 99999999999: out_of_range: n_val must be an integer from 1 to 64",
+		`bucket default/b: old_vclock is "` + strings.Repeat("9", 63) + `…: not_integer`,
+		`bucket default/b: r is "lots": not_valid_quorum`,
 		"bucket default/b: w is 1000, above n_val 64",
 	}
 	if rep.Count != len(want) || !reflect.DeepEqual(rep.Problems, want) {

@@ -162,7 +162,7 @@ func (s *Service) validateChanges(changes map[string]json.RawMessage, current ma
 				continue
 			}
 			out[name] = json.RawMessage(strconv.FormatBool(b))
-		case isIntProp(name):
+		case s.isIntProp(name):
 			if reason := s.checkInt(name, raw); reason != "" {
 				reasons[name] = reason
 				continue
@@ -254,28 +254,41 @@ func (s *Service) checkQuorumsWithinNVal(out, current map[string]json.RawMessage
 
 // propProblems lists what is wrong with a stored property record (a bucket's or a
 // type's own settings, own) given the effective properties it belongs to: integers out
-// of their range and integer quorums above n_val. The write path never stores these;
-// an older build, which validated less, may have.
+// of their range, quorums that are not valid, and integer quorums above n_val. The write
+// path never stores these; an older build, which validated less, may have.
 func (s *Service) propProblems(own, effective map[string]json.RawMessage) []string {
 	var out []string
 	for _, name := range sortedKeys(own) {
-		if !isIntProp(name) {
+		if !s.isIntProp(name) {
 			continue
 		}
 		if reason := s.checkInt(name, own[name]); reason != "" {
-			out = append(out, fmt.Sprintf("%s is %s: %s", name, own[name], reason))
+			out = append(out, fmt.Sprintf("%s is %s: %s", name, shorten(own[name]), reason))
 		}
 	}
 	nval := s.storedInt(effective, core.PropNVal, 3)
 	for _, name := range quorumNames {
-		if _, set := own[name]; !set {
+		raw, set := own[name]
+		if !set {
 			continue
 		}
-		if q, ok := parseQuorumProp(own[name], true); ok && q.Word == "" && int64(q.N) > nval {
+		q, ok := parseQuorumProp(raw, quorumProps[name])
+		switch {
+		case !ok:
+			out = append(out, fmt.Sprintf("%s is %s: not_valid_quorum", name, shorten(raw)))
+		case q.Word == "" && int64(q.N) > nval:
 			out = append(out, fmt.Sprintf("%s is %d, above n_val %d", name, q.N, nval))
 		}
 	}
 	return out
+}
+
+// shorten returns a stored value for a report line, cut after 64 bytes.
+func shorten(raw json.RawMessage) string {
+	if len(raw) > 64 {
+		return string(raw[:64]) + "…"
+	}
+	return string(raw)
 }
 
 // sortedKeys returns the keys of m in order.
@@ -283,14 +296,8 @@ func sortedKeys[V any](m map[string]V) []string { return slices.Sorted(maps.Keys
 
 func isQuorumProp(name string) bool { _, ok := quorumProps[name]; return ok }
 
-func isIntProp(name string) bool {
-	switch name {
-	case core.PropNVal, core.PropSmallVclock, core.PropBigVclock, core.PropOldVclock, core.PropYoungVclock,
-		core.PropMaxSiblings, core.PropWarnSiblings, core.PropMaxObjectSize, core.PropWarnObjectSize:
-		return true
-	}
-	return false
-}
+// isIntProp reports whether name is an integer property (one with a range).
+func (s *Service) isIntProp(name string) bool { _, ok := s.intRange(name); return ok }
 
 func lookupBool(a, b map[string]json.RawMessage, name string) bool {
 	raw, ok := a[name]
