@@ -1,0 +1,112 @@
+package storage
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+)
+
+// mountTmpfs mounts a tmpfs of size (e.g. "8m") on a new directory and unmounts it when
+// the test ends. It skips the test where mounting is impossible (not root, no
+// permission, no mount command).
+func mountTmpfs(t *testing.T, size string) string {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		t.Skip("skipped: mounting a small tmpfs to fill needs root")
+	}
+	dir := filepath.Join(t.TempDir(), "tmpfs")
+	if err := os.Mkdir(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size="+size, "tmpfs", dir).CombinedOutput(); err != nil {
+		t.Skipf("skipped: cannot mount a tmpfs here: %v: %s", err, out)
+	}
+	t.Cleanup(func() {
+		if out, err := exec.Command("umount", dir).CombinedOutput(); err != nil {
+			t.Errorf("umount %s: %v: %s", dir, err, out)
+		}
+	})
+	return dir
+}
+
+// fill writes a file of n bytes (less if the device fills first) at path.
+func fill(t *testing.T, path string, n int) {
+	t.Helper()
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	buf := make([]byte, 64<<10)
+	for n > 0 {
+		k, err := f.Write(buf[:min(n, len(buf))])
+		n -= k
+		if err != nil {
+			return
+		}
+	}
+}
+
+// TestDiskFullTmpfs fills a real 8 MiB filesystem: writes are refused with ErrNoSpace
+// while reads go on, a blob that does not fit fails with ErrNoSpace and leaves neither
+// file nor used space behind, and once a filler file is deleted writes resume on their
+// own; after a reopen every acknowledged write is present and no refused one is.
+func TestDiskFullTmpfs(t *testing.T) {
+	mnt := mountTmpfs(t, "8m")
+	dir := filepath.Join(mnt, "leveldb")
+	o := fastRecovery(Options{WriteBuffer: 512 << 10})
+	o.resumeFreeSpace = 256 << 10
+	db, err := Open(dir, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { db.Close() }()
+	filler := filepath.Join(mnt, "filler")
+	fill(t, filler, 5<<20)
+
+	l := newLedger()
+	writeUntilRefused(t, db, l, "a", 4000)
+	l.verify(t, db) // reads go on while the disk is full
+
+	blobs, err := OpenBlobs(filepath.Join(mnt, "blobs"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	before, _ := freeSpace(mnt)
+	w, err := blobs.Create([]byte{1, 2, 3})
+	if err == nil {
+		chunk := bytes.Repeat([]byte{7}, 256<<10)
+		for i := 0; i < 64 && err == nil; i++ {
+			_, err = w.Write(chunk)
+		}
+		w.Abort() // what a caller does; a no-op after the failed Write removed it
+	}
+	if !errors.Is(err, ErrNoSpace) {
+		t.Errorf("a blob larger than the free space: %v, want ErrNoSpace", err)
+	}
+	if blobs.Exists([]byte{1, 2, 3}) {
+		t.Error("the failed blob is still there")
+	}
+	if after, _ := freeSpace(mnt); after < before {
+		t.Errorf("free space %d after the failed blob, %d before: its space was not released", after, before)
+	}
+
+	if err := os.Remove(filler); err != nil {
+		t.Fatal(err)
+	}
+	waitResumed(t, db, l, "b")
+	for i := 0; i < 50; i++ {
+		if err := l.put(db, "c"+string(rune('a'+i%26))+string(rune('a'+i/26)), value(i, 4000)); err != nil {
+			t.Fatalf("after space was freed: %v", err)
+		}
+	}
+	l.verify(t, db)
+	db = reopenAndVerify(t, db, dir, l)
+	if st := db.Stats(); st["writes_suspended"] != false {
+		t.Errorf("reopened with room to spare, writes_suspended = %v", st["writes_suspended"])
+	}
+	t.Logf("%d writes acknowledged, %d refused", len(l.acked), len(l.failed))
+}
