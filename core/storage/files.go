@@ -75,6 +75,55 @@ func makePrivate(dir string) error {
 	return nil
 }
 
+// MakeTreePrivate takes group and other permissions away from every file and
+// directory under dir (dir itself is left alone: it is the operator's), as this
+// package creates them, for the files that older builds created 0644 and 0755. A
+// directory that is private already is not entered: what this build writes is private
+// from the start. Symbolic links are not followed. It returns how many entries it
+// changed, and goes on after an error, returning the first.
+func MakeTreePrivate(dir string) (int, error) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return 0, fmt.Errorf("storage: make %s private: %w", dir, err)
+	}
+	n := 0
+	var first error
+	for _, e := range entries {
+		k, err := makeEntryPrivate(filepath.Join(dir, e.Name()), e)
+		n += k
+		if first == nil && err != nil {
+			first = fmt.Errorf("storage: make %s private: %w", dir, err)
+		}
+	}
+	return n, first
+}
+
+// makeEntryPrivate makes the file or directory tree at path private (see
+// MakeTreePrivate).
+func makeEntryPrivate(path string, e fs.DirEntry) (int, error) {
+	fi, err := e.Info()
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return 0, nil
+	case err != nil:
+		return 0, err
+	case fi.Mode().Perm()&0o077 == 0 || !fi.Mode().IsDir() && !fi.Mode().IsRegular():
+		return 0, nil
+	}
+	n := 0
+	var first error
+	if fi.IsDir() {
+		// The contents first: the directory's own mode tells the next start whether
+		// this one finished.
+		k, err := MakeTreePrivate(path)
+		n, first = k, err
+	}
+	if err := os.Chmod(path, fi.Mode().Perm()&0o700); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return n, errors.Join(first, err)
+	}
+	return n + 1, first
+}
+
 // chmodIfLoose sets path to perm when its mode gives anything more than perm. A file
 // that is gone already is not an error.
 func chmodIfLoose(path string, perm fs.FileMode) error {
