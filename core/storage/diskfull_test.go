@@ -4,58 +4,18 @@ import (
 	"bytes"
 	"errors"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"testing"
+
+	"github.com/cairnkv/cairn/internal/tmpfs"
 )
-
-// mountTmpfs mounts a tmpfs of size (e.g. "8m") on a new directory and unmounts it when
-// the test ends. It skips the test where mounting is impossible (not root, no
-// permission, no mount command).
-func mountTmpfs(t *testing.T, size string) string {
-	t.Helper()
-	if os.Geteuid() != 0 {
-		t.Skip("skipped: mounting a small tmpfs to fill needs root")
-	}
-	dir := filepath.Join(t.TempDir(), "tmpfs")
-	if err := os.Mkdir(dir, 0o700); err != nil {
-		t.Fatal(err)
-	}
-	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size="+size, "tmpfs", dir).CombinedOutput(); err != nil {
-		t.Skipf("skipped: cannot mount a tmpfs here: %v: %s", err, out)
-	}
-	t.Cleanup(func() {
-		if out, err := exec.Command("umount", dir).CombinedOutput(); err != nil {
-			t.Errorf("umount %s: %v: %s", dir, err, out)
-		}
-	})
-	return dir
-}
-
-// fill writes a file of n bytes (less if the device fills first) at path.
-func fill(t *testing.T, path string, n int) {
-	t.Helper()
-	f, err := os.Create(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	buf := make([]byte, 64<<10)
-	for n > 0 {
-		k, err := f.Write(buf[:min(n, len(buf))])
-		n -= k
-		if err != nil {
-			return
-		}
-	}
-}
 
 // TestDiskFullTmpfs fills a real 8 MiB filesystem: writes are refused with ErrNoSpace
 // while reads go on, a blob that does not fit fails with ErrNoSpace and leaves neither
 // file nor used space behind, and once a filler file is deleted writes resume on their
 // own; after a reopen every acknowledged write is present and no refused one is.
 func TestDiskFullTmpfs(t *testing.T) {
-	mnt := mountTmpfs(t, "8m")
+	mnt := tmpfs.Mount(t, "8m")
 	dir := filepath.Join(mnt, "leveldb")
 	o := fastRecovery(Options{WriteBuffer: 512 << 10})
 	o.resumeFreeSpace = 256 << 10
@@ -65,7 +25,7 @@ func TestDiskFullTmpfs(t *testing.T) {
 	}
 	defer func() { db.Close() }()
 	filler := filepath.Join(mnt, "filler")
-	fill(t, filler, 5<<20)
+	tmpfs.FillUpTo(t, filler, 5<<20)
 
 	l := newLedger()
 	writeUntilRefused(t, db, l, "a", 4000)
