@@ -48,7 +48,8 @@ type DB struct {
 
 	// fail is why writes are suspended (nil when they are not).
 	fail atomic.Pointer[failure]
-	// failMu guards recovering, which tells whether the recovery goroutine runs.
+	// failMu guards recovering, which tells whether the recovery goroutine runs, and
+	// orders the closing of stop with the start of that goroutine.
 	failMu     sync.Mutex
 	recovering bool
 	recoveryWG sync.WaitGroup
@@ -338,7 +339,9 @@ func (db *DB) CompactRange(lo, hi []byte) error {
 // ErrClosed.
 func (db *DB) Close() error {
 	db.closeOnce.Do(func() {
+		db.failMu.Lock() // orders the close with startRecovery's check of stop
 		close(db.stop)
+		db.failMu.Unlock()
 		db.recoveryWG.Wait()
 		db.mu.Lock()
 		g := db.cur
