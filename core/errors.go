@@ -14,6 +14,7 @@ const (
 	EMEDIATYPE    = "media_type"   // unsupported or malformed media type (415)
 	ENOTACCEPT    = "not_accepted" // Accept cannot be satisfied (406)
 	EUNAVAILABLE  = "unavailable"  // timeout or quorum unmet (503)
+	ENOSPACE      = "no_space"     // the data directory's disk is full: writes refused (507)
 	EINTERNAL     = "internal"     // everything else (500)
 )
 

@@ -20,6 +20,10 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		return 2
 	}
 	log := newLogger(cfg, stderr)
+	if err := server.PrepareDataDir(cfg.DataDir, log); err != nil {
+		fmt.Fprintf(stderr, "cairn: %v\n", err)
+		return 1
+	}
 	ext, warnShadowed, err := extensions(ctx, cfg, log)
 	if err != nil {
 		fmt.Fprintf(stderr, "cairn: %v\n", err)

@@ -21,6 +21,7 @@ var statusOf = map[string]int{
 	core.EMEDIATYPE:    http.StatusUnsupportedMediaType,
 	core.ENOTACCEPT:    http.StatusNotAcceptable,
 	core.EUNAVAILABLE:  http.StatusServiceUnavailable,
+	core.ENOSPACE:      http.StatusInsufficientStorage,
 	core.EINTERNAL:     http.StatusInternalServerError,
 }
 

@@ -30,6 +30,7 @@
 package s3
 
 import (
+	"errors"
 	"fmt"
 	"hash/maphash"
 	"log/slog"
@@ -142,10 +143,13 @@ func New(db *storage.DB, cfg Config) (*Service, error) {
 		readers: map[string]int{}}
 	s.users.init()
 	n, err := s.recoverWrites()
-	if err != nil {
+	switch {
+	case errors.Is(err, storage.ErrNoSpace):
+		// Started on a full disk: serve reads; the next start collects these writes.
+		s.log.Warn("s3: the chunks of interrupted writes stay uncollected: the disk is full", "err", err)
+	case err != nil:
 		return nil, err
-	}
-	if n > 0 {
+	case n > 0:
 		s.log.Info("s3: collecting the chunks of interrupted writes", "writes", n)
 	}
 	s.gc = startCollector(s)

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"net/http"
 
+	"github.com/cairnkv/cairn/core"
 	"github.com/cairnkv/cairn/core/httpx"
 	"github.com/cairnkv/cairn/core/s3"
 	"github.com/cairnkv/cairn/core/s3api/s3xml"
@@ -61,7 +62,16 @@ const (
 	codeAuthQueryParamsError   s3.Code = "AuthorizationQueryParametersError"
 	codeRequestTimeout         s3.Code = "RequestTimeout"
 	codeMaxMessageLengthExceed s3.Code = "MaxMessageLengthExceeded"
+	// codeSlowDown answers writes refused because the disk is full: AWS's "reduce your
+	// request rate" (503), which S3 clients retry with backoff, and writes resume on
+	// their own once space is freed.
+	codeSlowDown s3.Code = "SlowDown"
 )
+
+// errDiskFull is the answer to a write refused because the data directory's disk is
+// full (core.ENOSPACE).
+var errDiskFull = &s3.Error{Code: codeSlowDown,
+	Message: "Please reduce your request rate. The server's disk is full: writes are refused until space is freed; reads still work."}
 
 func init() {
 	statusOf[codeMissingSecurityHeader] = http.StatusBadRequest
@@ -69,6 +79,7 @@ func init() {
 	statusOf[codeAuthQueryParamsError] = http.StatusBadRequest
 	statusOf[codeRequestTimeout] = http.StatusBadRequest
 	statusOf[codeMaxMessageLengthExceed] = http.StatusBadRequest
+	statusOf[codeSlowDown] = http.StatusServiceUnavailable
 }
 
 // StatusOf returns the HTTP status of an S3 error code (500 for codes it does not know).
@@ -81,14 +92,19 @@ func StatusOf(c s3.Code) int {
 
 // writeError is the one place an error becomes an S3 response: an *s3.Error becomes its
 // status and the XML error body (no body for HEAD, 304 or 412-less statuses that
-// forbid one); a body over its limit becomes 400 MaxMessageLengthExceeded; anything
-// else is logged with the request id and answered 500 InternalError.
+// forbid one); a body over its limit becomes 400 MaxMessageLengthExceeded; a write
+// refused because the disk is full becomes 503 SlowDown; anything else is logged with
+// the request id and answered 500 InternalError.
 func (a *API) writeError(w http.ResponseWriter, r *http.Request, resource string, err error) {
 	e := s3.AsError(err)
 	switch {
 	case e != nil:
 	case httpx.IsTooLarge(err):
 		e = &s3.Error{Code: codeMaxMessageLengthExceed, Message: "Your request was too big."}
+	case core.ErrorCode(err) == core.ENOSPACE:
+		a.log.Warn("s3: write refused: the disk is full", "method", r.Method, "path", r.URL.Path,
+			"request_id", httpx.RequestIDFrom(r.Context()), "err", err)
+		e = errDiskFull
 	default:
 		a.log.Error("s3: internal error", "method", r.Method, "path", r.URL.Path,
 			"request_id", httpx.RequestIDFrom(r.Context()), "err", err)

@@ -69,7 +69,8 @@ func New(cfg Config, version string, log *slog.Logger) (*Server, error) {
 		return nil, fmt.Errorf("server: data dir: %w", err)
 	}
 	cfg.DataDir = dir
-	db, err := storage.Open(filepath.Join(dir, "leveldb"), storage.Options{BlockCacheSize: cfg.CacheSize, SyncLatency: cfg.SyncLatency})
+	db, err := storage.Open(filepath.Join(dir, "leveldb"), storage.Options{BlockCacheSize: cfg.CacheSize, SyncLatency: cfg.SyncLatency,
+		Logger: log})
 	if err != nil {
 		return nil, fmt.Errorf("server: %w", err)
 	}

@@ -169,7 +169,7 @@ func BenchmarkGetDuringWriteBurst(b *testing.B) {
 
 func getDuringWriteBurst(b *testing.B, lo *opt.Options) {
 	lo.NoSync = true // the burst is not about fsync
-	db, err := open(b.TempDir(), lo, false, 0)
+	db, err := open(b.TempDir(), Options{raw: lo}, false)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -269,7 +269,7 @@ func getDuringWriteBurst(b *testing.B, lo *opt.Options) {
 }
 
 // BenchmarkGroupCommit compares one goroutine doing synced Writes alone with 64
-// goroutines doing synced Writes concurrently (goleveldb merges the queued batches into
+// goroutines doing synced Writes concurrently (DB.Write merges the queued batches into
 // one journal write and one fsync). Reports both rates and their ratio.
 func BenchmarkGroupCommit(b *testing.B) {
 	for i := 0; i < b.N; i++ {

@@ -18,12 +18,21 @@ type Blobs struct {
 	dir string
 }
 
-// OpenBlobs opens (creating it if needed) the blob directory dir.
+// OpenBlobs opens (creating it if needed) the blob directory dir. Directories it
+// creates are 0700 and blob files 0600: blobs hold object data.
 func OpenBlobs(dir string) (*Blobs, error) {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, fmt.Errorf("storage: blobs: %w", err)
+	if err := os.MkdirAll(dir, dirPerm); err != nil {
+		return nil, blobErr("open", err)
 	}
 	return &Blobs{dir: dir}, nil
+}
+
+// blobErr adds context to a failed blob operation; a full device wraps ErrNoSpace.
+func blobErr(op string, err error) error {
+	if isNoSpace(err) {
+		return fmt.Errorf("storage: blobs: %s: %w: %w", op, ErrNoSpace, err)
+	}
+	return fmt.Errorf("storage: blobs: %s: %w", op, err)
 }
 
 // Dir returns the blob directory.
@@ -35,9 +44,11 @@ func (b *Blobs) path(id []byte) string {
 	return filepath.Join(b.dir, h[:2], h)
 }
 
-// BlobWriter writes a new blob. Commit makes it durable; Abort removes it.
+// BlobWriter writes a new blob. Commit makes it durable; Abort removes it. A failed
+// Write or Commit removes it at once (a full disk gets its space back): only Abort is
+// then left to call, and it does nothing.
 type BlobWriter struct {
-	f    *os.File
+	f    *os.File // nil once committed or removed
 	dir  string
 	path string
 }
@@ -49,45 +60,61 @@ func (b *Blobs) Create(id []byte) (*BlobWriter, error) {
 	}
 	p := b.path(id)
 	dir := filepath.Dir(p)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, fmt.Errorf("storage: blobs: %w", err)
+	if err := os.MkdirAll(dir, dirPerm); err != nil {
+		return nil, blobErr("create", err)
 	}
-	f, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	f, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL, filePerm)
 	if err != nil {
-		return nil, fmt.Errorf("storage: blobs: %w", err)
+		return nil, blobErr("create", err)
 	}
 	return &BlobWriter{f: f, dir: dir, path: p}, nil
 }
 
-// Write appends p to the blob.
+// errBlobDone is returned by a BlobWriter used after Commit, Abort or a failure.
+var errBlobDone = errors.New("storage: blobs: the blob is already committed or removed")
+
+// Write appends p to the blob. On failure the blob is removed.
 func (w *BlobWriter) Write(p []byte) (int, error) {
+	if w.f == nil {
+		return 0, errBlobDone
+	}
 	n, err := w.f.Write(p)
 	if err != nil {
-		err = fmt.Errorf("storage: blobs: %w", err)
+		w.Abort()
+		return n, blobErr("write", err)
 	}
-	return n, err
+	return n, nil
 }
 
-// Commit syncs the blob and its directory entry and closes it.
+// Commit syncs the blob and its directory entry and closes it. On failure the blob is
+// removed.
 func (w *BlobWriter) Commit() error {
+	if w.f == nil {
+		return errBlobDone
+	}
 	err := w.f.Sync()
 	if cerr := w.f.Close(); err == nil {
 		err = cerr
 	}
+	w.f = nil
 	if err == nil {
 		err = syncDir(w.dir)
 	}
 	if err != nil {
-		os.Remove(w.path)
-		return fmt.Errorf("storage: blobs: commit: %w", err)
+		_ = os.Remove(w.path)
+		return blobErr("commit", err)
 	}
 	return nil
 }
 
-// Abort closes and removes the unfinished blob.
+// Abort closes and removes the unfinished blob (nothing, once committed or removed).
 func (w *BlobWriter) Abort() {
-	w.f.Close()
-	os.Remove(w.path)
+	if w.f == nil {
+		return
+	}
+	_ = w.f.Close()
+	_ = os.Remove(w.path)
+	w.f = nil
 }
 
 func syncDir(dir string) error {
@@ -110,7 +137,7 @@ func (b *Blobs) Open(id []byte) (*os.File, error) {
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, fmt.Errorf("storage: blob %x: %w", id, ErrNotFound)
 		}
-		return nil, fmt.Errorf("storage: blobs: %w", err)
+		return nil, blobErr("open", err)
 	}
 	return f, nil
 }
@@ -131,7 +158,7 @@ func (b *Blobs) Remove(id []byte) (bool, error) {
 	case errors.Is(err, fs.ErrNotExist):
 		return false, nil
 	}
-	return false, fmt.Errorf("storage: blobs: %w", err)
+	return false, blobErr("remove", err)
 }
 
 // Walk calls fn with the id and size of every blob. A file whose name is not a blob id

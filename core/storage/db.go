@@ -3,9 +3,11 @@ package storage
 import (
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -23,12 +25,36 @@ const SchemaVersion = 1
 var schemaKey = KeyString(TagMeta, "schema")
 
 // DB is an open data directory. All methods are safe for concurrent use.
+//
+// A write that fails with an I/O error (a full disk) suspends writes: they are refused
+// at once with an error wrapping ErrNoSpace (or ErrWritesSuspended), reads go on, and
+// the DB recovers on its own by reopening its files once the device has room (see
+// heal.go and the package documentation).
 type DB struct {
-	ldb *leveldb.DB
 	dir string
-	// stor is the storage opened for the DB when it was not goleveldb's own (see
-	// Options.SyncLatency); Close closes it after the DB.
-	stor lstorage.Storage
+	o   Options // with defaults
+	log *slog.Logger
+
+	// mu guards cur, draining and closed. Reads and writes hold it shared while they use
+	// cur; recovery holds it exclusively to replace cur.
+	mu  sync.RWMutex
+	cur *generation
+	// draining, while non-nil, makes new iterators and snapshots wait for it to close:
+	// recovery is waiting for the readers of cur to finish.
+	draining chan struct{}
+	closed   bool
+
+	committer committer
+
+	// fail is why writes are suspended (nil when they are not).
+	fail atomic.Pointer[failure]
+	// failMu guards recovering, which tells whether the recovery goroutine runs, and
+	// orders the closing of stop with the start of that goroutine.
+	failMu     sync.Mutex
+	recovering bool
+	recoveryWG sync.WaitGroup
+	recoveries atomic.Int64
+	stop       chan struct{} // closed by Close: stops recovery
 
 	closeOnce sync.Once
 	closeErr  error
@@ -39,61 +65,67 @@ type DB struct {
 // process, holds it, the error wraps ErrLocked and names the directory. A new directory
 // is stamped with SchemaVersion; an existing one must not carry a newer version
 // (ErrSchemaTooNew). Corruption is reported as ErrCorrupted (see Recover).
+//
+// The directory and every file in it are made private (0700, 0600). If the device is
+// too full to open the directory for writing, Open opens it read-only with writes
+// suspended (they resume on their own once space is freed); if even that fails, the
+// error wraps ErrNoSpace.
 func Open(dir string, opts Options) (*DB, error) {
-	return open(dir, opts.leveldbOptions(), false, opts.SyncLatency)
+	return open(dir, opts, false)
 }
 
 // Recover opens dir like Open but first rebuilds the manifest from the table files
 // present, for a directory that Open reports as ErrCorrupted. Data in damaged tables
 // may be lost.
 func Recover(dir string, opts Options) (*DB, error) {
-	return open(dir, opts.leveldbOptions(), true, opts.SyncLatency)
+	return open(dir, opts, true)
 }
 
-func open(dir string, lo *opt.Options, recover bool, syncLatency time.Duration) (*DB, error) {
-	if !lo.ReadOnly {
-		if err := os.MkdirAll(dir, 0o755); err != nil {
+func open(dir string, opts Options, recover bool) (*DB, error) {
+	o := opts.withDefaults()
+	if !o.ReadOnly {
+		if err := os.MkdirAll(dir, dirPerm); err != nil {
 			return nil, fmt.Errorf("storage: open: %w", err)
 		}
 	}
-	var (
-		ldb  *leveldb.DB
-		err  error
-		stor lstorage.Storage
-	)
-	switch {
-	case syncLatency > 0:
-		if stor, err = lstorage.OpenFile(dir, lo.ReadOnly); err == nil {
-			slow := slowSyncStorage{Storage: stor, delay: syncLatency}
-			if recover {
-				ldb, err = leveldb.Recover(slow, lo)
-			} else {
-				ldb, err = leveldb.Open(slow, lo)
-			}
-			if err != nil {
-				_ = stor.Close()
-			}
+	g, err := openGeneration(dir, o, recover, o.ReadOnly)
+	var f *failure
+	if err != nil && !o.ReadOnly && !recover && isNoSpace(err) {
+		// A full disk: goleveldb's open writes (a table of the journals, a manifest).
+		// Serve reads from a read-only open, and resume writes when space is freed.
+		if ro, rerr := openGeneration(dir, o, false, true); rerr == nil {
+			g, f = ro, &failure{cause: err, noSpace: true, since: time.Now()}
 		}
-	case recover:
-		ldb, err = leveldb.RecoverFile(dir, lo)
-	default:
-		ldb, err = leveldb.OpenFile(dir, lo)
 	}
-	if err != nil {
-		if isLockErr(err) {
-			return nil, &lockedError{dir: dir, err: err}
-		}
-		if lerrors.IsCorrupted(err) {
-			return nil, fmt.Errorf("storage: open %q: %w: %w", dir, ErrCorrupted, err)
-		}
-		return nil, fmt.Errorf("storage: open %q: %w", dir, err)
+	if err != nil && g == nil {
+		return nil, openError(dir, err)
 	}
-	db := &DB{ldb: ldb, dir: dir, stor: stor}
-	if err := db.checkSchema(lo.ReadOnly); err != nil {
+	db := &DB{dir: dir, o: o, log: o.Logger, cur: g, stop: make(chan struct{})}
+	db.committer.token = make(chan struct{}, 1)
+	if f != nil {
+		db.fail.Store(f)
+		db.log.Warn("storage: the data directory's disk is full: opened read-only; writes are refused until space is freed",
+			"dir", dir, "err", f.cause)
+		db.startRecovery()
+	}
+	if err := db.checkSchema(o.ReadOnly || f != nil); err != nil {
 		_ = db.Close()
 		return nil, err
 	}
 	return db, nil
+}
+
+// openError maps a failed open to this package's sentinels and names the directory.
+func openError(dir string, err error) error {
+	switch {
+	case isLockErr(err):
+		return &lockedError{dir: dir, err: err}
+	case lerrors.IsCorrupted(err):
+		return fmt.Errorf("storage: open %q: %w: %w", dir, ErrCorrupted, err)
+	case isNoSpace(err):
+		return fmt.Errorf("storage: open %q: %w: %w", dir, ErrNoSpace, err)
+	}
+	return fmt.Errorf("storage: open %q: %w", dir, err)
 }
 
 // isLockErr reports whether err is goleveldb's failure to take the directory lock:
@@ -107,18 +139,18 @@ func isLockErr(err error) bool {
 // checkSchema writes SchemaVersion into a directory that has none and refuses one whose
 // version is newer than this build's.
 func (db *DB) checkSchema(readOnly bool) error {
-	v, err := db.ldb.Get(schemaKey, nil)
+	v, err := db.Get(schemaKey)
 	switch {
-	case errors.Is(err, leveldb.ErrNotFound):
+	case errors.Is(err, ErrNotFound):
 		if readOnly {
 			return nil
 		}
-		if err := db.ldb.Put(schemaKey, []byte(strconv.Itoa(SchemaVersion)), &opt.WriteOptions{Sync: true}); err != nil {
-			return wrap("open: write schema version", err)
+		if err := db.Put(schemaKey, []byte(strconv.Itoa(SchemaVersion)), true); err != nil {
+			return fmt.Errorf("storage: open: write schema version: %w", err)
 		}
 		return nil
 	case err != nil:
-		return wrap("open: read schema version", err)
+		return fmt.Errorf("storage: open: read schema version: %w", err)
 	}
 	n, perr := strconv.Atoi(string(v))
 	if perr != nil || n < 1 {
@@ -134,10 +166,36 @@ func (db *DB) checkSchema(readOnly bool) error {
 // Dir returns the data directory the DB was opened on.
 func (db *DB) Dir() string { return db.dir }
 
+// readableLocked returns the files to read, or why there are none. Call with mu held.
+func (db *DB) readableLocked(op string) (*generation, error) {
+	switch {
+	case db.closed:
+		return nil, fmt.Errorf("storage: %s: %w", op, ErrClosed)
+	case db.cur == nil:
+		return nil, fmt.Errorf("storage: %s: %w", op, ErrUnavailable)
+	}
+	return db.cur, nil
+}
+
+// writableLocked returns the files to write, or why writes are refused. Call with mu
+// held.
+func (db *DB) writableLocked(op string) (*generation, error) {
+	if f := db.fail.Load(); f != nil && !db.closed {
+		return nil, f.refuse(op)
+	}
+	return db.readableLocked(op)
+}
+
 // Get returns the value stored under key, or ErrNotFound. The returned slice belongs to
 // the caller.
 func (db *DB) Get(key []byte) ([]byte, error) {
-	v, err := db.ldb.Get(key, nil)
+	db.mu.RLock()
+	defer db.mu.RUnlock()
+	g, err := db.readableLocked("get")
+	if err != nil {
+		return nil, err
+	}
+	v, err := g.ldb.Get(key, nil)
 	if err != nil {
 		return nil, wrap("get", err)
 	}
@@ -146,7 +204,13 @@ func (db *DB) Get(key []byte) ([]byte, error) {
 
 // Has reports whether key exists.
 func (db *DB) Has(key []byte) (bool, error) {
-	ok, err := db.ldb.Has(key, nil)
+	db.mu.RLock()
+	defer db.mu.RUnlock()
+	g, err := db.readableLocked("has")
+	if err != nil {
+		return false, err
+	}
+	ok, err := g.ldb.Has(key, nil)
 	if err != nil {
 		return false, wrap("has", err)
 	}
@@ -155,35 +219,35 @@ func (db *DB) Has(key []byte) (bool, error) {
 
 // Write applies every operation of b atomically, in order. With sync the journal is
 // fsynced before Write returns, so the batch survives a machine crash; without it the
-// batch survives a process crash only. Concurrent writers are group-committed:
-// goleveldb merges batches that queue while one write is in progress into a single
-// journal write (and a single fsync if any of them asked for sync), so many concurrent
-// sync writers cost far less than one fsync each. A nil or empty batch is a no-op. b
-// may be reused once Write returns.
+// batch survives a process crash only. Concurrent writers are group-committed: batches
+// that queue while one write is in progress are merged into a single journal write (and
+// a single fsync if any of them asked for sync), so many concurrent sync writers cost
+// far less than one fsync each. A nil or empty batch is a no-op. b may be reused once
+// Write returns.
+//
+// An error means the batch was not applied and is not after a restart or a recovery
+// either (its bytes are cut off the journal): a batch whose journal write succeeded is acknowledged even if goleveldb
+// failed afterwards. While writes are suspended, Write fails at once with an error
+// wrapping ErrNoSpace or ErrWritesSuspended.
 func (db *DB) Write(b *Batch, sync bool) error {
 	if b == nil || b.b.Len() == 0 {
 		return nil
 	}
-	if err := db.ldb.Write(&b.b, writeOpts(sync)); err != nil {
-		return wrap("write", err)
-	}
-	return nil
+	return db.commit(&b.b, sync)
 }
 
 // Put stores value under key; sync as for Write.
 func (db *DB) Put(key, value []byte, sync bool) error {
-	if err := db.ldb.Put(key, value, writeOpts(sync)); err != nil {
-		return wrap("put", err)
-	}
-	return nil
+	b := new(leveldb.Batch)
+	b.Put(key, value)
+	return db.commit(b, sync)
 }
 
 // Delete removes key (deleting a missing key is not an error); sync as for Write.
 func (db *DB) Delete(key []byte, sync bool) error {
-	if err := db.ldb.Delete(key, writeOpts(sync)); err != nil {
-		return wrap("delete", err)
-	}
-	return nil
+	b := new(leveldb.Batch)
+	b.Delete(key)
+	return db.commit(b, sync)
 }
 
 var (
@@ -198,11 +262,36 @@ func writeOpts(sync bool) *opt.WriteOptions {
 	return asyncWrite
 }
 
+// acquireReader counts a new iterator or snapshot on the current files, waiting while
+// recovery drains them.
+func (db *DB) acquireReader(op string) (*readerRef, error) {
+	for {
+		db.mu.RLock()
+		if done := db.draining; done != nil {
+			db.mu.RUnlock()
+			<-done
+			continue
+		}
+		g, err := db.readableLocked(op)
+		if err != nil {
+			db.mu.RUnlock()
+			return nil, err
+		}
+		r := g.acquire()
+		db.mu.RUnlock()
+		return r, nil
+	}
+}
+
 // Iterate returns an iterator over the keys in [lo, hi) in ascending order, reading an
 // implicit snapshot taken now. A nil lo starts at the first key; a nil hi runs to the
 // end of the keyspace. The iterator must be released.
 func (db *DB) Iterate(lo, hi []byte) *Iterator {
-	return newIterator(db.ldb.NewIterator(rangeOf(lo, hi), nil))
+	r, err := db.acquireReader("iterate")
+	if err != nil {
+		return failedIterator(err)
+	}
+	return newIterator(r.g.ldb.NewIterator(rangeOf(lo, hi), nil), r, nil)
 }
 
 // IteratePrefix returns an iterator over the keys that start with prefix (see Iterate).
@@ -211,36 +300,55 @@ func (db *DB) IteratePrefix(prefix []byte) *Iterator {
 }
 
 // NewSnapshot returns a consistent read-only view of the DB as of now. It must be
-// released; an unreleased snapshot pins old data and stops compaction from dropping it.
+// released; an unreleased snapshot pins old data and stops compaction from dropping it,
+// and delays recovery after a failed write (which interrupts it, see ErrInterrupted).
 func (db *DB) NewSnapshot() (*Snapshot, error) {
-	s, err := db.ldb.GetSnapshot()
+	r, err := db.acquireReader("snapshot")
 	if err != nil {
+		return nil, err
+	}
+	s, err := r.g.ldb.GetSnapshot()
+	if err != nil {
+		r.release()
 		return nil, wrap("snapshot", err)
 	}
-	return &Snapshot{s: s}, nil
+	return &Snapshot{s: s, ref: r}, nil
 }
 
 // CompactRange compacts the key range [lo, hi) (nil means unbounded on that side),
 // dropping deleted and overwritten versions. It blocks until done; it is meant for
-// maintenance and tests, not the request path.
+// maintenance and tests, not the request path. It is refused while writes are
+// suspended.
 func (db *DB) CompactRange(lo, hi []byte) error {
-	if err := db.ldb.CompactRange(*rangeOf(lo, hi)); err != nil {
+	db.mu.RLock()
+	defer db.mu.RUnlock()
+	g, err := db.writableLocked("compact")
+	if err != nil {
+		return err
+	}
+	if err := g.ldb.CompactRange(*rangeOf(lo, hi)); err != nil {
 		return wrap("compact", err)
 	}
 	return nil
 }
 
-// Close stops background compaction, closes the files and releases the directory
-// lock. Nothing needs flushing: every acknowledged write is already in the journal and
-// is replayed by the next Open. Release iterators and snapshots first. Calling Close
-// again returns the first call's result; other methods then fail with ErrClosed.
+// Close stops recovery and background compaction, closes the files and releases the
+// directory lock. Nothing needs flushing: every acknowledged write is already in the
+// journal and is replayed by the next Open. Release iterators and snapshots first.
+// Calling Close again returns the first call's result; other methods then fail with
+// ErrClosed.
 func (db *DB) Close() error {
 	db.closeOnce.Do(func() {
-		if err := db.ldb.Close(); err != nil {
-			db.closeErr = wrap("close", err)
-		}
-		if db.stor != nil {
-			if err := db.stor.Close(); err != nil && db.closeErr == nil {
+		db.failMu.Lock() // orders the close with startRecovery's check of stop
+		close(db.stop)
+		db.failMu.Unlock()
+		db.recoveryWG.Wait()
+		db.mu.Lock()
+		g := db.cur
+		db.cur, db.closed = nil, true
+		db.mu.Unlock()
+		if g != nil {
+			if err := g.close(); err != nil {
 				db.closeErr = wrap("close", err)
 			}
 		}

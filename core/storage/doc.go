@@ -38,7 +38,26 @@
 // not per request (see TUNING.md for the measured effect).
 //
 // The data directory is locked with flock(2) on its LOCK file while open; a second Open,
-// from this or any other process, fails with ErrLocked.
+// from this or any other process, fails with ErrLocked. The directory is 0700 and every
+// file in it 0600 (goleveldb's own 0644 files are narrowed as they are created): the
+// journal and the tables hold every value in clear.
+//
+// # A full disk
+//
+// goleveldb keeps the first error of its journal writer (and of its manifest writer)
+// for good: after one failed write on a full disk, every write fails until the files
+// are reopened. So a write that fails with an I/O error suspends writes: they fail at
+// once with an error wrapping ErrNoSpace (a full device; it carries the core.ENOSPACE
+// code) or ErrWritesSuspended, while reads go on. A recovery goroutine waits until the
+// device has room for what reopening writes, lets the open iterators and snapshots
+// finish (after a grace period it interrupts them: ErrInterrupted), closes the LevelDB
+// and opens it again; the open replays the journals, so no acknowledged write is lost,
+// and writes resume. Writes run one goleveldb write at a time (group commit is done
+// here, not by goleveldb) and the journal's bytes are observed, so a failed write is
+// known exactly: it was not applied, and its partial record is cut off the journal so
+// that it never comes back; a write goleveldb journaled before failing (a memtable
+// rotation that failed after it) is acknowledged. Open on a full disk opens read-only
+// with writes suspended, and recovers the same way.
 //
 // # Concurrency
 //

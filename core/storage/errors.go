@@ -3,6 +3,9 @@ package storage
 import (
 	"errors"
 	"fmt"
+	"syscall"
+
+	"github.com/cairnkv/cairn/core"
 )
 
 // Sentinel errors. Errors returned by this package wrap these (test with errors.Is);
@@ -35,7 +38,53 @@ var (
 	// ErrMalformedKey is returned by DecodeKey and DecodeReapKey for bytes that are not
 	// a key built by Key.
 	ErrMalformedKey = errors.New("storage: malformed key")
+
+	// ErrNoSpace is returned (wrapped) by writes while the device of the data directory
+	// is full (ENOSPC or EDQUOT), by blob writes that run out of space, and by Open when
+	// the directory cannot be opened for lack of space. Writes are suspended until the
+	// DB has recovered on its own (see the package documentation); reads keep working.
+	// It carries the core.ENOSPACE code: errors.As finds a *core.Error in it, which the
+	// interfaces answer as insufficient storage.
+	ErrNoSpace error = noSpaceError{}
+
+	// ErrWritesSuspended is returned (wrapped) by writes after a write failed with an
+	// I/O error other than a full device, until the DB has recovered on its own.
+	ErrWritesSuspended = errors.New("storage: writes are suspended after an I/O error")
+
+	// ErrInterrupted is returned (wrapped) by the iterators and snapshots that were open
+	// when the DB reopened its files to recover from a failed write: they read files
+	// that are gone. Reading again from a new snapshot sees the same data.
+	ErrInterrupted = errors.New("storage: read interrupted: the database reopened its files to recover from a failed write")
+
+	// ErrUnavailable is returned (wrapped) by every operation while the DB has no open
+	// files: recovery closed them and could not open them again. Recovery keeps trying.
+	ErrUnavailable = errors.New("storage: the database could not reopen its files; retrying")
 )
+
+// noSpaceMessage is the client-facing text of a write refused for lack of space.
+const noSpaceMessage = "Insufficient storage: the server's disk is full. " +
+	"Reads still work; writes resume on their own once space is freed.\n"
+
+// noSpaceError is the type of ErrNoSpace.
+type noSpaceError struct{}
+
+func (noSpaceError) Error() string { return "storage: no space left on the data directory's device" }
+
+// As lets errors.As find the client-facing *core.Error of a full disk in any error that
+// wraps ErrNoSpace.
+func (noSpaceError) As(target any) bool {
+	p, ok := target.(**core.Error)
+	if ok {
+		*p = &core.Error{Code: core.ENOSPACE, Message: noSpaceMessage}
+	}
+	return ok
+}
+
+// isNoSpace reports whether err is the operating system's "device full" or "quota
+// exceeded".
+func isNoSpace(err error) bool {
+	return errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EDQUOT)
+}
 
 // lockedError reports a held LOCK file for one directory. It matches ErrLocked with
 // errors.Is and unwraps to the underlying lock error.

@@ -1,6 +1,7 @@
 package storage
 
 import (
+	"log/slog"
 	"time"
 
 	"github.com/syndtr/goleveldb/leveldb/filter"
@@ -76,6 +77,50 @@ type Options struct {
 	// SyncLatency, if positive, delays every file sync by that long, simulating a disk
 	// whose fsync is slower than this machine's. For benchmarks only.
 	SyncLatency time.Duration
+
+	// Logger receives the DB's warnings: writes suspended after a failed write, and
+	// resumed. Nil discards them.
+	Logger *slog.Logger
+
+	// Recovery timing (tests shorten it; zero means the default below).
+	recoveryInterval time.Duration // between recovery attempts
+	drainGrace       time.Duration // readers may finish before being interrupted
+	drainTimeout     time.Duration // interrupted readers must be released within
+	// resumeFreeSpace is the free space, beyond the size of the journals, that the
+	// device must have before recovery reopens the files after a full disk.
+	resumeFreeSpace int64
+	// fault, set by tests, fails LevelDB file operations (see faultFunc).
+	fault faultFunc
+	// raw, set by benchmarks, replaces the goleveldb options built from the fields.
+	raw *opt.Options
+}
+
+// Defaults of the recovery timing.
+const (
+	defaultRecoveryInterval = time.Second
+	defaultDrainGrace       = time.Second
+	defaultDrainTimeout     = 10 * time.Second
+	defaultResumeFreeSpace  = 4 << 20
+)
+
+// withDefaults returns o with its zero recovery settings and logger filled in.
+func (o Options) withDefaults() Options {
+	if o.recoveryInterval <= 0 {
+		o.recoveryInterval = defaultRecoveryInterval
+	}
+	if o.drainGrace <= 0 {
+		o.drainGrace = defaultDrainGrace
+	}
+	if o.drainTimeout <= 0 {
+		o.drainTimeout = defaultDrainTimeout
+	}
+	if o.resumeFreeSpace <= 0 {
+		o.resumeFreeSpace = defaultResumeFreeSpace
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	return o
 }
 
 // def returns v if it is non-zero and d otherwise.
@@ -88,6 +133,11 @@ func def(v, d int) int {
 
 // leveldbOptions translates o into goleveldb options.
 func (o Options) leveldbOptions() *opt.Options {
+	if o.raw != nil {
+		lo := *o.raw
+		lo.NoWriteMerge, lo.DisableLargeBatchTransaction = true, true
+		return &lo
+	}
 	lo := &opt.Options{
 		BlockCacheCapacity:     def(o.BlockCacheSize, DefaultBlockCacheSize),
 		WriteBuffer:            def(o.WriteBuffer, DefaultWriteBuffer),
@@ -101,6 +151,13 @@ func (o Options) leveldbOptions() *opt.Options {
 		BlockCacheEvictRemoved: true,
 		NoSync:                 o.NoSync,
 		ReadOnly:               o.ReadOnly,
+		// The DB merges concurrent writes itself (commit.go), one goleveldb write at a
+		// time, so that it knows which write a journal failure belongs to.
+		NoWriteMerge: true,
+		// A batch larger than the write buffer goes through the journal like any
+		// other: goleveldb's transaction path would write tables and retry its
+		// manifest commit, with no journal to tell applied from failed.
+		DisableLargeBatchTransaction: true,
 	}
 	if lo.BlockCacheCapacity < 0 {
 		lo.DisableBlockCache = true

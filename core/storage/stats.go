@@ -19,11 +19,19 @@ import "github.com/syndtr/goleveldb/leveldb"
 //	io_write_bytes     uint64   bytes written to table files since open
 //	compactions        map[string]uint32  memtable, level0, nonlevel0 and seek compaction counts
 //	leveldb_stats      string   goleveldb's own "leveldb.stats" table
+//	writes_suspended   bool     writes are refused after a failed write (a full disk)
+//	write_recoveries   int64    times writes resumed on their own since open
 //
 // On a closed DB it returns a map holding only "error".
 func (db *DB) Stats() map[string]any {
+	db.mu.RLock()
+	defer db.mu.RUnlock()
+	g, err := db.readableLocked("stats")
+	if err != nil {
+		return map[string]any{"error": err.Error(), "writes_suspended": db.fail.Load() != nil}
+	}
 	var s leveldb.DBStats
-	if err := db.ldb.Stats(&s); err != nil {
+	if err := g.ldb.Stats(&s); err != nil {
 		return map[string]any{"error": wrap("stats", err).Error()}
 	}
 	var total int64
@@ -54,8 +62,10 @@ func (db *DB) Stats() map[string]any {
 			"nonlevel0": s.NonLevel0Comp,
 			"seek":      s.SeekComp,
 		},
+		"writes_suspended": db.fail.Load() != nil,
+		"write_recoveries": db.recoveries.Load(),
 	}
-	if p, err := db.ldb.GetProperty("leveldb.stats"); err == nil {
+	if p, err := g.ldb.GetProperty("leveldb.stats"); err == nil {
 		m["leveldb_stats"] = p
 	}
 	return m

@@ -1,0 +1,46 @@
+package s3api
+
+import (
+	"encoding/xml"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"syscall"
+	"testing"
+
+	"github.com/cairnkv/cairn/core/storage"
+)
+
+// TestWriteErrorDiskFull: a write refused because the disk is full (a LevelDB write or
+// a blob) answers 503 SlowDown with its XML body, which S3 clients retry with backoff;
+// other storage failures stay 500 InternalError.
+func TestWriteErrorDiskFull(t *testing.T) {
+	a := New(nil, Config{Logger: slog.New(slog.DiscardHandler)})
+	tests := []struct {
+		name   string
+		err    error
+		status int
+		code   string
+	}{
+		{"commit", fmt.Errorf("s3: commit b/k: %w", fmt.Errorf("storage: write: %w (%w)", storage.ErrNoSpace, syscall.ENOSPC)),
+			http.StatusServiceUnavailable, "SlowDown"},
+		{"blob", fmt.Errorf("s3: write data: %w", fmt.Errorf("storage: blobs: write: %w: %w", storage.ErrNoSpace, syscall.ENOSPC)),
+			http.StatusServiceUnavailable, "SlowDown"},
+		{"other I/O error", fmt.Errorf("s3: commit b/k: %w", storage.ErrWritesSuspended),
+			http.StatusInternalServerError, "InternalError"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			rec := httptest.NewRecorder()
+			a.writeError(rec, httptest.NewRequest(http.MethodPut, "/b/k", nil), "/b/k", tt.err)
+			var doc struct{ Code, Message string }
+			if err := xml.Unmarshal(rec.Body.Bytes(), &doc); err != nil {
+				t.Fatalf("body %q: %v", rec.Body, err)
+			}
+			if rec.Code != tt.status || doc.Code != tt.code || doc.Message == "" {
+				t.Fatalf("%v → %d %s %q, want %d %s", tt.err, rec.Code, doc.Code, doc.Message, tt.status, tt.code)
+			}
+		})
+	}
+}

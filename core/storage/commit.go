@@ -1,0 +1,141 @@
+package storage
+
+import (
+	"errors"
+	"sync"
+
+	"github.com/syndtr/goleveldb/leveldb"
+	lerrors "github.com/syndtr/goleveldb/leveldb/errors"
+)
+
+// maxGroupBytes bounds the batches merged into one goleveldb write (goleveldb's own
+// merge limit): a group starts with the oldest queued batch, whatever its size.
+const maxGroupBytes = 1 << 20
+
+// committer merges concurrent writes into one goleveldb write (group commit: one
+// journal write and at most one fsync for the whole group) and runs one goleveldb write
+// at a time, so that every journal byte written meanwhile belongs to that write (see
+// journalObserver). The goroutine holding token writes the oldest queued batches as
+// one group, acknowledges each of them, and lets the next writer take the token.
+type committer struct {
+	token chan struct{} // capacity 1: held by the goroutine writing a group
+	mu    sync.Mutex    // guards queue
+	queue []*pendingWrite
+}
+
+// pendingWrite is one caller's batch waiting in the queue.
+type pendingWrite struct {
+	b    *leveldb.Batch
+	sync bool
+	done chan error // capacity 1: the group's result
+}
+
+// commit writes b (synced when sync) through the queue and returns its result.
+func (db *DB) commit(b *leveldb.Batch, sync bool) error {
+	c := &db.committer
+	p := &pendingWrite{b: b, sync: sync, done: make(chan error, 1)}
+	c.mu.Lock()
+	c.queue = append(c.queue, p)
+	c.mu.Unlock()
+	for {
+		select {
+		case err := <-p.done:
+			return err
+		default:
+		}
+		select {
+		case err := <-p.done:
+			return err
+		case c.token <- struct{}{}:
+		}
+		if group := c.take(); len(group) > 0 {
+			err := db.writeGroup(group)
+			for _, q := range group {
+				q.done <- err
+			}
+		}
+		<-c.token
+	}
+}
+
+// take removes from the queue the oldest batch and the ones after it that fit in
+// maxGroupBytes with it.
+func (c *committer) take() []*pendingWrite {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	n, size := 0, 0
+	for n < len(c.queue) {
+		s := len(c.queue[n].b.Dump())
+		if n > 0 && size+s > maxGroupBytes {
+			break
+		}
+		size += s
+		n++
+	}
+	group := make([]*pendingWrite, n)
+	copy(group, c.queue)
+	c.queue = append(c.queue[:0], c.queue[n:]...)
+	return group
+}
+
+// merged returns the group's batches as one, and whether any asked for sync.
+func merged(group []*pendingWrite) (*leveldb.Batch, bool) {
+	sync := false
+	for _, p := range group {
+		sync = sync || p.sync
+	}
+	if len(group) == 1 {
+		return group[0].b, sync
+	}
+	m := new(leveldb.Batch)
+	for _, p := range group {
+		_ = p.b.Replay(m) // a batch built by Put and Delete always replays
+	}
+	return m, sync
+}
+
+// writeGroup writes one group. A failure that leaves goleveldb unable to write (any I/O
+// error: its journal writer keeps its first error for good) suspends writes until
+// recovery (heal.go); the observer of the journal tells whether the group itself was
+// applied: if its journal write succeeded, it is durable and is acknowledged.
+func (db *DB) writeGroup(group []*pendingWrite) error {
+	b, sync := merged(group)
+	db.mu.RLock()
+	defer db.mu.RUnlock()
+	g, err := db.writableLocked("write")
+	if err != nil {
+		return err
+	}
+	mark := g.fs.journal.begin()
+	err = g.ldb.Write(b, writeOpts(sync))
+	if err == nil {
+		return nil
+	}
+	failed, wrote := g.fs.journal.since(mark)
+	applied := wrote && !failed // journaled (and synced) before goleveldb failed
+	switch {
+	case permanent(err):
+		if applied {
+			return nil
+		}
+		return wrap("write", err)
+	case applied:
+		db.suspend(err)
+		return nil
+	}
+	if p, ok := g.fs.journal.failurePoint(); failed && ok {
+		// Cut the group's bytes off now, not only at recovery: a complete record whose
+		// sync failed would otherwise come back if the process stopped before that.
+		// goleveldb writes nothing more to this journal while writes are suspended.
+		if cerr := cutJournal(db.dir, p); cerr != nil {
+			db.log.Warn("storage: cut a failed write off the journal", "dir", db.dir, "err", cerr)
+		}
+	}
+	return db.suspend(err).refuse("write")
+}
+
+// permanent reports whether err is one that recovery cannot help: the DB closed,
+// opened read-only, or corrupted (goleveldb then refuses writes for good).
+func permanent(err error) bool {
+	return errors.Is(err, leveldb.ErrClosed) || errors.Is(err, leveldb.ErrReadOnly) || lerrors.IsCorrupted(err)
+}
