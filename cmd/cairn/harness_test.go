@@ -7,6 +7,8 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"flag"
 	"fmt"
@@ -103,6 +105,9 @@ type serverOpts struct {
 	raw bool
 	// dir is the child's working directory ("" = the test's).
 	dir string
+	// tlsRoots, when set, are the roots the harness trusts talking to a child that
+	// serves TLS (started with --kv-tls-cert or --s3-tls-cert).
+	tlsRoots *x509.CertPool
 }
 
 // child is one running server process.
@@ -112,8 +117,14 @@ type child struct {
 	DataDir string
 	Addr    string // host:port
 	URL     string // http://host:port
-	// S3Addr is where the object-storage interface listens (host:port; "" if not served).
+	// S3Addr is where the object-storage interface listens (host:port; "" if not served),
+	// S3URL its base URL (http:// or https://).
 	S3Addr string
+	S3URL  string
+
+	// tlsClients are the TLS variants of the harness's clients (see client).
+	tlsMu      sync.Mutex // guards tlsClients
+	tlsClients map[*http.Client]*http.Client
 
 	cmd     *exec.Cmd
 	stdout  *syncBuffer
@@ -123,8 +134,8 @@ type child struct {
 }
 
 var (
-	listenRE   = regexp.MustCompile(`key-value interface listening on http://(\S+)`)
-	s3ListenRE = regexp.MustCompile(`object-storage interface listening on http://(\S+)`)
+	listenRE   = regexp.MustCompile(`key-value interface listening on (https?://(\S+))`)
+	s3ListenRE = regexp.MustCompile(`object-storage interface listening on (https?://(\S+))`)
 )
 
 // startServer runs the binary with a free port, a fresh data directory and args, and
@@ -215,7 +226,7 @@ func (s *child) start() error {
 	}
 	s.waited = make(chan struct{})
 	addr := make(chan string, 1)
-	var s3addr string // written by the scanner before it sends on addr
+	var s3addr, kvURL, s3URL string // written by the scanner before it sends on addr
 	copied := make(chan struct{})
 	go func() {
 		defer close(copied)
@@ -227,10 +238,10 @@ func (s *child) start() error {
 			line := sc.Text()
 			s.stdout.Write([]byte(line + "\n"))
 			if m := listenRE.FindStringSubmatch(line); m != nil && listen == "" {
-				listen = m[1]
+				listen, kvURL = m[2], m[1]
 			}
 			if m := s3ListenRE.FindStringSubmatch(line); m != nil && s3addr == "" {
-				s3addr = m[1]
+				s3addr, s3URL = m[2], m[1]
 			}
 			if listen != "" && !sent && strings.HasPrefix(line, "cairn: data directory ") {
 				addr <- listen
@@ -256,7 +267,7 @@ func (s *child) start() error {
 	select {
 	case a := <-addr:
 		s.Addr, s.S3Addr = a, s3addr
-		s.URL = "http://" + a
+		s.URL, s.S3URL = kvURL, s3URL
 		return nil
 	case <-s.waited:
 		return fmt.Errorf("exited before listening (%w)\n%s", s.waitErr, s.output())
@@ -351,6 +362,33 @@ var httpClient = &http.Client{
 	},
 }
 
+// client returns c, or for a child serving TLS a client like c (its own connection
+// pool) that trusts the child's certificates.
+func (s *child) client(c *http.Client) *http.Client {
+	if s.opts.tlsRoots == nil {
+		return c
+	}
+	s.tlsMu.Lock()
+	defer s.tlsMu.Unlock()
+	if s.tlsClients == nil {
+		s.tlsClients = map[*http.Client]*http.Client{}
+	}
+	if tc, ok := s.tlsClients[c]; ok {
+		return tc
+	}
+	tc := *c
+	tr := c.Transport.(*http.Transport).Clone()
+	tr.TLSClientConfig = s.tlsConfig()
+	tc.Transport = tr
+	s.tlsClients[c] = &tc
+	return &tc
+}
+
+// tlsConfig is the client TLS configuration trusting the child's certificates.
+func (s *child) tlsConfig() *tls.Config {
+	return &tls.Config{RootCAs: s.opts.tlsRoots, MinVersion: tls.VersionTLS12}
+}
+
 // resp is a completed response.
 type resp struct {
 	*http.Response
@@ -410,7 +448,7 @@ func (s *child) send(t testing.TB, req *http.Request) *resp {
 
 // trySend is send without t.Fatal, for use from other goroutines than the test's.
 func (s *child) trySend(t testing.TB, req *http.Request) (*resp, error) {
-	r, err := httpClient.Do(req)
+	r, err := s.client(httpClient).Do(req)
 	if err != nil {
 		return nil, fmt.Errorf("%s %s: %w", req.Method, req.URL, err)
 	}

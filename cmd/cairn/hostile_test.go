@@ -10,9 +10,13 @@ import (
 	"time"
 )
 
+// pingClient asks on a new connection each time: an attack on connections must not
+// hide behind one kept open from before.
+var pingClient = &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}}
+
 // assertServing fails the test unless the server still answers GET /ping on the
 // key-value interface and GET /riak-cs/ping on the object-storage interface (when it is
-// served), each within 5 seconds, and the process has not exited.
+// served), each within 5 seconds on a new connection, and the process has not exited.
 func assertServing(t testing.TB, s *child) {
 	t.Helper()
 	select {
@@ -20,10 +24,10 @@ func assertServing(t testing.TB, s *child) {
 		t.Fatalf("the server exited (%v)\n%s", s.waitErr, s.output())
 	default:
 	}
-	cl := &http.Client{Timeout: 5 * time.Second}
+	cl := s.client(pingClient)
 	urls := []string{s.URL + "/ping"}
 	if s.S3Addr != "" {
-		urls = append(urls, "http://"+s.S3Addr+"/riak-cs/ping")
+		urls = append(urls, s.S3URL+"/riak-cs/ping")
 	}
 	for _, u := range urls {
 		resp, err := cl.Get(u)

@@ -296,7 +296,7 @@ func s3Build(t testing.TB, s *child, q s3Req) *http.Request {
 	} else if q.body != "" {
 		body = strings.NewReader(q.body)
 	}
-	req, err := http.NewRequest(q.method, "http://"+s.S3Addr+"/", body)
+	req, err := http.NewRequest(q.method, s.S3URL+"/", body)
 	if err != nil {
 		t.Fatalf("%s %s: %v", q.method, q.path(), err)
 	}
@@ -389,7 +389,7 @@ func s3Do(t testing.TB, s *child, q s3Req) *resp {
 func s3TryDo(t testing.TB, s *child, q s3Req) (*resp, error) {
 	t.Helper()
 	req := s3Build(t, s, q)
-	hr, err := s3HTTPClient.Do(req)
+	hr, err := s.client(s3HTTPClient).Do(req)
 	if err != nil {
 		return nil, fmt.Errorf("%s %s: %w", q.method, q.path(), err)
 	}

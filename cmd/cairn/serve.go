@@ -6,6 +6,9 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
+	"os/signal"
+	"syscall"
 
 	"github.com/cairnkv/cairn/core/server"
 )
@@ -46,9 +49,13 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	}
 	warnShadowed()
 	c := srv.Config()
-	fmt.Fprintf(stdout, "cairn %s: key-value interface listening on http://%s\n", version(), srv.KVAddr())
-	if a := srv.S3Addr(); a != nil {
-		fmt.Fprintf(stdout, "cairn: object-storage interface listening on http://%s (buckets as {bucket}.%s or /{bucket})\n", a, c.S3DataHost)
+	if c.KVTLSCert != "" || c.S3TLSCert != "" {
+		stopReload := reloadTLSOnHangup(srv)
+		defer stopReload()
+	}
+	fmt.Fprintf(stdout, "cairn %s: key-value interface listening on %s\n", version(), srv.KVURL())
+	if u := srv.S3URL(); u != "" {
+		fmt.Fprintf(stdout, "cairn: object-storage interface listening on %s (buckets as {bucket}.%s or /{bucket})\n", u, c.S3DataHost)
 	}
 	fmt.Fprintf(stdout, "cairn: data directory %s (dialect %s)\n", c.DataDir, c.Dialect)
 	if err := srv.Wait(ctx); err != nil {
@@ -57,6 +64,31 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	}
 	fmt.Fprintln(stdout, "cairn: stopped")
 	return 0
+}
+
+// reloadTLSOnHangup reloads srv's TLS certificates on every SIGHUP (ReloadTLS logs the
+// outcome) until the returned function is called, which stops it and waits.
+func reloadTLSOnHangup(srv *server.Server) (stop func()) {
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	done := make(chan struct{})
+	finished := make(chan struct{})
+	go func() {
+		defer close(finished)
+		for {
+			select {
+			case <-hup:
+				_ = srv.ReloadTLS()
+			case <-done:
+				return
+			}
+		}
+	}()
+	return func() {
+		signal.Stop(hup)
+		close(done)
+		<-finished
+	}
 }
 
 func newLogger(cfg server.Config, w io.Writer) *slog.Logger {

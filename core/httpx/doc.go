@@ -1,6 +1,10 @@
 // Package httpx is the HTTP plumbing shared by Cairn's interfaces (the KV HTTP API and
 // the S3 API): request IDs, panic recovery, access logs, Prometheus metrics, body limits,
 // a status-recording ResponseWriter, and helpers to write whole and streamed responses.
+// Against hostile clients it adds GuardBody (body read deadlines that move with the bytes
+// received, and a memory budget that ReadBody charges) and ConnLimiter, a listener that
+// bounds connections per listener and per address (see docs/operating.md, "Limits and
+// security").
 //
 // Middlewares have the shape func(http.Handler) http.Handler and compose with Chain, the
 // first one outermost. The server's order is:
@@ -11,6 +15,7 @@
 //		httpx.Metrics(registry, "kv"),         // *stats.Registry
 //		httpx.Recover(logger, writeKVError500), // innermost: the others see its 500
 //		httpx.LimitBody(maxBody),
+//		httpx.GuardBody(httpx.BodyLimits{ReadTimeout: 30 * time.Second, MinRate: 1024}),
 //	)
 //	router.Use(httpx.RouteName)                // tells Metrics and AccessLog the route
 //

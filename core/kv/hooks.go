@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/cairnkv/cairn/core"
 	"github.com/cairnkv/cairn/core/hooks"
@@ -39,13 +40,23 @@ type postcommitJob struct {
 
 // postcommitPool runs postcommit hooks on a fixed set of workers fed by a bounded queue.
 // A write never waits for it: when the queue is full the job is dropped and counted as
-// a failure. The Service owns it and stops it in Close.
+// a failure. The Service owns it and stops it in Shutdown (or Close).
 type postcommitPool struct {
 	jobs chan postcommitJob
 	wg   sync.WaitGroup
-	// dropped counts jobs refused because the queue was full.
-	dropped atomic.Int64
+	// ctx is the context hooks run with; cancel ends it when a shutdown's deadline
+	// passes, which stops the running hooks and makes the workers skip the queued jobs.
+	ctx    context.Context
+	cancel context.CancelFunc
+	// dropped counts jobs refused because the queue was full or skipped because the
+	// service shut down first; abandoned counts the latter only.
+	dropped, abandoned atomic.Int64
 }
+
+// postcommitCancelGrace bounds how long Shutdown waits, after cancelling the running
+// postcommit hooks, for the workers to return: a hook that ignores its context cannot
+// hold the shutdown longer than this.
+const postcommitCancelGrace = time.Second
 
 func (s *Service) startPostcommit() {
 	n := s.cfg.PostcommitWorkers
@@ -56,22 +67,30 @@ func (s *Service) startPostcommit() {
 	if q <= 0 {
 		q = DefaultPostcommitQueue
 	}
-	s.post = &postcommitPool{jobs: make(chan postcommitJob, q)}
+	ctx, cancel := context.WithCancel(context.Background())
+	s.post = &postcommitPool{jobs: make(chan postcommitJob, q), ctx: ctx, cancel: cancel}
 	for range n {
 		s.post.wg.Add(1)
 		go func() {
 			defer s.post.wg.Done()
 			for job := range s.post.jobs {
-				s.runPostcommit(job)
+				if ctx.Err() != nil {
+					s.post.abandoned.Add(1)
+					s.post.dropped.Add(1)
+					continue
+				}
+				s.runPostcommit(ctx, job)
 			}
 		}()
 	}
 }
 
-// stopPostcommit lets the workers finish the queued jobs and waits for them.
-func (s *Service) stopPostcommit() {
+// stopPostcommit closes the queue and lets the workers run the queued jobs until ctx
+// ends; then it cancels the running hooks, drops the jobs still queued (counted in
+// PostcommitDropped and logged), and waits at most postcommitCancelGrace more.
+func (s *Service) stopPostcommit(ctx context.Context) error {
 	if s.post == nil {
-		return
+		return nil
 	}
 	s.postMu.Lock()
 	if !s.postClosed {
@@ -79,7 +98,32 @@ func (s *Service) stopPostcommit() {
 		close(s.post.jobs)
 	}
 	s.postMu.Unlock()
-	s.post.wg.Wait()
+	done := make(chan struct{})
+	go func() { // ends when the workers do; the pool owns them
+		s.post.wg.Wait()
+		close(done)
+	}()
+	select {
+	case <-done:
+		s.post.cancel()
+		return nil
+	case <-ctx.Done():
+	}
+	s.post.cancel()
+	for range s.post.jobs { // the workers may be stuck in a hook: count the rest here
+		s.post.abandoned.Add(1)
+		s.post.dropped.Add(1)
+	}
+	var err error
+	select {
+	case <-done:
+	case <-time.After(postcommitCancelGrace):
+		err = fmt.Errorf("kv: shutdown: postcommit hooks still running %v after their cancellation", postcommitCancelGrace)
+	}
+	if n := s.post.abandoned.Load(); n > 0 {
+		s.log.Warn("kv: shutdown: postcommit hooks not run before the shutdown deadline; dropped", "writes", n)
+	}
+	return err
 }
 
 // queuePostcommit hands a committed write to the postcommit workers without waiting.
@@ -103,11 +147,11 @@ func (s *Service) queuePostcommit(p *core.BucketProps, op hooks.Op, obj *core.Ob
 	}
 }
 
-func (s *Service) runPostcommit(job postcommitJob) {
+func (s *Service) runPostcommit(ctx context.Context, job postcommitJob) {
 	for _, spec := range job.specs {
 		h, err := s.cfg.Hooks.Postcommit(spec)
 		if err == nil {
-			err = h.Postcommit(context.Background(), job.op, job.obj)
+			err = h.Postcommit(ctx, job.op, job.obj)
 		}
 		if err != nil {
 			s.postcommitFailed()
@@ -130,7 +174,7 @@ func (s *Service) precommitFailed() {
 }
 
 // PostcommitDropped returns how many writes had their postcommit hooks skipped because
-// the queue was full.
+// the queue was full or the service shut down before they ran.
 func (s *Service) PostcommitDropped() int64 {
 	if s.post == nil {
 		return 0

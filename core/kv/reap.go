@@ -65,6 +65,11 @@ func (s *Service) ReapDue() error {
 		return err
 	}
 	for _, e := range list {
+		select {
+		case <-s.stop: // shutting down: the entries stay queued for the next start
+			return nil
+		default:
+		}
 		if err := s.reapOne(e.entry, e.typ, e.bucket, e.key, now); err != nil {
 			return err
 		}

@@ -160,17 +160,22 @@ func (s *Service) NodeID() string { return s.nodeID }
 // MaxValueSize returns the largest value the service stores.
 func (s *Service) MaxValueSize() int64 { return s.cfg.MaxValueSize }
 
-// Close stops the reaper, lets the postcommit workers finish the queued hooks, and waits
-// for both. It does not close the storage.
-func (s *Service) Close() error {
+// Close stops the reaper, lets the postcommit workers finish every queued hook, and
+// waits for both. It does not close the storage. Shutdown bounds the wait.
+func (s *Service) Close() error { return s.Shutdown(context.Background()) }
+
+// Shutdown stops the reaper and lets the postcommit workers run the queued hooks until
+// ctx ends; then the running hooks are cancelled and the hooks still queued are dropped,
+// counted in PostcommitDropped and logged. It returns within ctx's deadline plus a
+// second's grace for hooks to honour their cancellation. It does not close the storage.
+func (s *Service) Shutdown(ctx context.Context) error {
 	select {
 	case <-s.stop:
 	default:
 		close(s.stop)
 	}
 	<-s.done
-	s.stopPostcommit()
-	return nil
+	return s.stopPostcommit(ctx)
 }
 
 var nodeIDKey = storage.KeyString(storage.TagMeta, "node_id")

@@ -30,13 +30,17 @@ var statusOf = map[string]int{
 //   - a *core.Error with a Message → its status and the message as text/plain (the
 //     reference's bodies are carried verbatim in Message);
 //   - a *core.Error without a message → its status and the webmachine status page;
-//   - a request body over the limit → 413;
+//   - a request body over the limit → 413; too slow → 408; over the memory for bodies → 503;
 //   - a listing's timeout → 200 {"error":"timeout"} (the reference's answer);
 //   - anything else → logged with the request id, and a 500 page that names the id.
 func (a *API) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	var mbe *http.MaxBytesError
 	if errors.As(err, &mbe) {
 		writeText(w, http.StatusRequestEntityTooLarge, "Object exceeds the maximum size of "+strconv.FormatInt(mbe.Limit, 10)+" bytes\n")
+		return
+	}
+	if httpx.IsBodyTimeout(err) || errors.Is(err, httpx.ErrBodyMemory) {
+		writeBodyError(w, r, err)
 		return
 	}
 	if errors.Is(err, errListingTimeout) {
@@ -66,6 +70,18 @@ func (a *API) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	}
 }
 
+// writeBodyError answers a request whose body could not be received: too slow (408,
+// text) or over the memory for bodies (503, the status page). The rest of the body is
+// still on the wire, so the connection is closed after the answer.
+func writeBodyError(w http.ResponseWriter, r *http.Request, err error) {
+	w.Header().Set("Connection", "close")
+	if httpx.IsBodyTimeout(err) {
+		writeText(w, http.StatusRequestTimeout, "The request body was not received in time\n")
+		return
+	}
+	writeStatusPage(w, r, http.StatusServiceUnavailable)
+}
+
 // writeText and writeHTML send a complete body; a failed write means the client has gone
 // and there is no one left to tell.
 func writeText(w http.ResponseWriter, status int, body string) {
@@ -81,14 +97,24 @@ const serverSignature = "<ADDRESS>cairn web server</ADDRESS>"
 // writeStatusPage writes the reference system's HTML page for a status whose resource
 // wrote no body.
 func writeStatusPage(w http.ResponseWriter, r *http.Request, status int) {
+	writeHTML(w, status, statusPage(status))
+}
+
+// StatusPage returns the status, content type and body writeStatusPage sends, for
+// answers written outside a handler (the 503 of a connection over the server's limits).
+func StatusPage(status int) (int, string, []byte) {
+	return status, "text/html", []byte(statusPage(status))
+}
+
+func statusPage(status int) string {
 	switch status {
 	case http.StatusNotFound:
-		writeHTML(w, status, "<HTML><HEAD><TITLE>404 Not Found</TITLE></HEAD><BODY><H1>Not Found</H1>The requested document was not found on this server.<P><HR>"+serverSignature+"</BODY></HTML>")
+		return "<HTML><HEAD><TITLE>404 Not Found</TITLE></HEAD><BODY><H1>Not Found</H1>The requested document was not found on this server.<P><HR>" + serverSignature + "</BODY></HTML>"
 	case http.StatusServiceUnavailable:
-		writeHTML(w, status, "<html><head><title>503 Service Unavailable</title></head><body><h1>Service Unavailable</h1>The server is currently unable to handle the request due to a temporary overloading or maintenance of the server.<br><P><HR>"+serverSignature+"</body></html>")
+		return "<html><head><title>503 Service Unavailable</title></head><body><h1>Service Unavailable</h1>The server is currently unable to handle the request due to a temporary overloading or maintenance of the server.<br><P><HR>" + serverSignature + "</body></html>"
 	default:
 		phrase := http.StatusText(status)
-		writeHTML(w, status, "<html><head><title>"+strconv.Itoa(status)+" "+phrase+"</title></head><body><h1>"+phrase+"</h1>"+phrase+"<p><hr><address>cairn web server</address></body></html>")
+		return "<html><head><title>" + strconv.Itoa(status) + " " + phrase + "</title></head><body><h1>" + phrase + "</h1>" + phrase + "<p><hr><address>cairn web server</address></body></html>"
 	}
 }
 

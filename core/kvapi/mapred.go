@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"io"
 	"mime"
 	"net/http"
 	"strconv"
@@ -36,11 +35,13 @@ func (a *API) mapred(w http.ResponseWriter, r *http.Request, _ loc) {
 		writeText(w, http.StatusBadRequest, mapreduce.Usage)
 		return
 	}
-	httpx.LimitRequestBody(w, r, svc.MaxJobBytes())
-	body, err := io.ReadAll(r.Body)
+	body, err := httpx.ReadBody(w, r, svc.MaxJobBytes())
 	if err != nil {
-		if httpx.IsTooLarge(err) {
+		switch {
+		case httpx.IsTooLarge(err):
 			writeText(w, http.StatusRequestEntityTooLarge, "The job exceeds the maximum size of "+strconv.FormatInt(svc.MaxJobBytes(), 10)+" bytes.\n")
+		case httpx.IsBodyTimeout(err), errors.Is(err, httpx.ErrBodyMemory):
+			writeBodyError(w, r, err)
 		}
 		return // otherwise the client went away mid-body
 	}

@@ -3,7 +3,7 @@ package kvapi
 import (
 	"bytes"
 	"encoding/base64"
-	"io"
+	"errors"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -389,27 +389,19 @@ func joinHeader(vs []string) string {
 	return b.String()
 }
 
-// readBody reads the whole request body, refusing more than limit bytes with 413.
+// readBody reads the whole request body, refusing more than limit bytes with 413. The
+// memory it takes grows with the bytes received (httpx.ReadBody); a body too slow
+// (408) or over the memory budget (503) is returned as such for writeError.
 func readBody(w http.ResponseWriter, r *http.Request, limit int64) ([]byte, error) {
-	if r.ContentLength > limit {
-		return nil, &http.MaxBytesError{Limit: limit}
-	}
-	httpx.LimitRequestBody(w, r, limit)
-	var b []byte
-	var err error
-	if r.ContentLength >= 0 {
-		b = make([]byte, r.ContentLength)
-		_, err = io.ReadFull(r.Body, b)
-	} else {
-		b, err = io.ReadAll(r.Body)
-	}
-	if httpx.IsTooLarge(err) {
+	b, err := httpx.ReadBody(w, r, limit)
+	switch {
+	case err == nil:
+		return b, nil
+	case httpx.IsTooLarge(err), httpx.IsBodyTimeout(err), errors.Is(err, httpx.ErrBodyMemory):
 		return nil, err
-	}
-	if err != nil {
+	default:
 		return nil, badRequest("Could not read the request body\n")
 	}
-	return b, nil
 }
 
 func (a *API) deleteObject(w http.ResponseWriter, r *http.Request, l loc) {

@@ -2,7 +2,6 @@ package kvapi
 
 import (
 	"encoding/json"
-	"io"
 	"mime"
 	"net/http"
 
@@ -94,8 +93,7 @@ func readPropsBody(w http.ResponseWriter, r *http.Request, what string) (map[str
 		return nil, &core.Error{Code: core.EMEDIATYPE}
 	}
 	shapeErr := badRequest(what + " PUT must be a JSON object of the form:\n{\"props\":{...bucket properties...}}")
-	httpx.LimitRequestBody(w, r, propsBodyLimit)
-	data, err := io.ReadAll(r.Body)
+	data, err := httpx.ReadBody(w, r, propsBodyLimit)
 	if err != nil {
 		return nil, err
 	}

@@ -92,9 +92,10 @@ func StatusOf(c s3.Code) int {
 
 // writeError is the one place an error becomes an S3 response: an *s3.Error becomes its
 // status and the XML error body (no body for HEAD, 304 or 412-less statuses that
-// forbid one); a body over its limit becomes 400 MaxMessageLengthExceeded; a write
-// refused because the disk is full becomes 503 SlowDown; anything else is logged with
-// the request id and answered 500 InternalError.
+// forbid one); a body over its limit becomes 400 MaxMessageLengthExceeded; a body too
+// slow, 400 RequestTimeout (and the connection is closed); a write refused because the
+// disk is full, 503 SlowDown; anything else is logged with the request id and answered
+// 500 InternalError.
 func (a *API) writeError(w http.ResponseWriter, r *http.Request, resource string, err error) {
 	e := s3.AsError(err)
 	switch {
@@ -105,6 +106,10 @@ func (a *API) writeError(w http.ResponseWriter, r *http.Request, resource string
 		a.log.Warn("s3: write refused: the disk is full", "method", r.Method, "path", r.URL.Path,
 			"request_id", httpx.RequestIDFrom(r.Context()), "err", err)
 		e = errDiskFull
+	case httpx.IsBodyTimeout(err):
+		// AWS's answer (400, not 408); the rest of the body is still on the wire.
+		w.Header().Set("Connection", "close")
+		e = &s3.Error{Code: codeRequestTimeout, Message: "Your socket connection to the server was not read from or written to within the timeout period."}
 	default:
 		a.log.Error("s3: internal error", "method", r.Method, "path", r.URL.Path,
 			"request_id", httpx.RequestIDFrom(r.Context()), "err", err)

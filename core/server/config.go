@@ -93,6 +93,33 @@ type Config struct {
 	MaxObjectMetaEntries int   `json:"max-object-meta-entries"`
 	MaxObjectHeaderBytes int64 `json:"max-object-header-bytes"`
 
+	// HeaderTimeout bounds the reading of a request's headers, and of a TLS handshake.
+	HeaderTimeout time.Duration `json:"header-timeout"`
+	// BodyReadTimeout is the longest a request body may keep the server waiting for its
+	// next bytes, and the grace period before BodyMinRate applies (0: no deadline).
+	BodyReadTimeout time.Duration `json:"body-read-timeout"`
+	// BodyMinRate is the slowest a request body may arrive once the grace period is
+	// spent, in bytes per second on average over the time the server waits for it (0:
+	// no minimum).
+	BodyMinRate int64 `json:"body-min-rate"`
+	// MaxBodyMemory bounds the bytes of KV request bodies (values, MapReduce jobs,
+	// properties) held in memory at once; a request over it is answered 503 (0: 256 MiB,
+	// or twice MaxObjectSize when that is more).
+	MaxBodyMemory int64 `json:"max-body-memory"`
+	// MaxConnections bounds the connections each listener keeps open (lowered to fit
+	// the open-file limit; 0: only that limit), MaxConnectionsPerIP those from one
+	// client address (0: no limit). A connection over a limit displaces the one that
+	// has waited longest without a request in progress, or is refused with a 503.
+	MaxConnections      int `json:"max-connections"`
+	MaxConnectionsPerIP int `json:"max-connections-per-ip"`
+	// KVTLSCert and KVTLSKey (PEM files), when set, make the key-value interface serve
+	// HTTPS only; S3TLSCert and S3TLSKey the same for the object-storage interface. The
+	// files are read again by ReloadTLS (SIGHUP).
+	KVTLSCert string `json:"kv-tls-cert"`
+	KVTLSKey  string `json:"kv-tls-key"`
+	S3TLSCert string `json:"s3-tls-cert"`
+	S3TLSKey  string `json:"s3-tls-key"`
+
 	// SyncLatency simulates a slower disk: every storage sync waits this long first. For
 	// benchmarks only (no flag).
 	SyncLatency time.Duration `json:"-"`
@@ -158,6 +185,12 @@ func DefaultConfig() Config {
 
 		MaxObjectMetaEntries: kv.DefaultMaxMetaEntries,
 		MaxObjectHeaderBytes: kv.DefaultMaxHeaderBytes,
+
+		HeaderTimeout:       10 * time.Second,
+		BodyReadTimeout:     30 * time.Second,
+		BodyMinRate:         1 << 10,
+		MaxConnections:      4096,
+		MaxConnectionsPerIP: 512,
 	}
 }
 
@@ -195,6 +228,9 @@ func (c Config) Validate() error {
 	case c.MaxObjectHeaderBytes < 1 || c.MaxObjectHeaderBytes > 1<<30:
 		return fmt.Errorf("max-object-header-bytes must be between 1 and 1GiB")
 	}
+	if err := c.validateHTTP(); err != nil {
+		return err
+	}
 	seen := map[string]bool{}
 	for i, p := range c.Plugins {
 		if err := p.validate(); err != nil {
@@ -214,6 +250,29 @@ func (c Config) Validate() error {
 	case "text", "json":
 	default:
 		return fmt.Errorf("log-format must be text or json, not %q", c.LogFormat)
+	}
+	return nil
+}
+
+// validateHTTP checks the HTTP limits and TLS settings.
+func (c Config) validateHTTP() error {
+	switch {
+	case c.ShutdownTimeout <= 0:
+		return fmt.Errorf("shutdown-timeout must be positive")
+	case c.HeaderTimeout <= 0:
+		return fmt.Errorf("header-timeout must be positive")
+	case c.BodyReadTimeout < 0 || c.BodyMinRate < 0:
+		return fmt.Errorf("body-read-timeout and body-min-rate must not be negative")
+	case c.MaxBodyMemory < 0:
+		return fmt.Errorf("max-body-memory must not be negative")
+	case c.MaxBodyMemory > 0 && c.MaxBodyMemory < c.MaxObjectSize:
+		return fmt.Errorf("max-body-memory (%d) must be at least max-object-size (%d), or no value could be stored", c.MaxBodyMemory, c.MaxObjectSize)
+	case c.MaxConnections < 0 || c.MaxConnectionsPerIP < 0:
+		return fmt.Errorf("max-connections and max-connections-per-ip must not be negative")
+	case (c.KVTLSCert == "") != (c.KVTLSKey == ""):
+		return fmt.Errorf("kv-tls-cert and kv-tls-key must be set together")
+	case (c.S3TLSCert == "") != (c.S3TLSKey == ""):
+		return fmt.Errorf("s3-tls-cert and s3-tls-key must be set together")
 	}
 	return nil
 }

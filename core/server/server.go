@@ -5,6 +5,7 @@ package server
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -26,6 +27,7 @@ import (
 	"github.com/cairnkv/cairn/core/modules"
 	"github.com/cairnkv/cairn/core/s3"
 	"github.com/cairnkv/cairn/core/s3api"
+	"github.com/cairnkv/cairn/core/s3api/s3xml"
 	"github.com/cairnkv/cairn/core/stats"
 	"github.com/cairnkv/cairn/core/storage"
 )
@@ -44,7 +46,11 @@ type Server struct {
 	s3Handler http.Handler
 
 	kvSrv, s3Srv *http.Server
-	kvLn, s3Ln   net.Listener
+	kvLn, s3Ln   *httpx.ConnLimiter
+	// kvCert and s3Cert are the listeners' TLS certificates (nil: plain HTTP).
+	kvCert, s3Cert *certificate
+	// bodyMemory is the budget of the KV interface's request bodies.
+	bodyMemory *httpx.BodyMemory
 	// serveErr receives the results of the listeners' Serve calls.
 	serveErr chan error
 	serving  int
@@ -112,6 +118,10 @@ func New(cfg Config, version string, log *slog.Logger) (*Server, error) {
 	st.AddSource(func() map[string]any {
 		return map[string]any{"object_cache_bytes": svc.CacheBytes(), "postcommit_dropped_total": svc.PostcommitDropped()}
 	})
+	if err := s.prepareHTTP(); err != nil {
+		s.Close()
+		return nil, err
+	}
 	if ext != nil && ext.Stats != nil {
 		st.AddSource(ext.Stats)
 	}
@@ -125,6 +135,7 @@ func New(cfg Config, version string, log *slog.Logger) (*Server, error) {
 		httpx.Recover(log, kvapi.WriteInternalError),
 		httpx.AccessLog(log, httpx.AccessLogOptions{}),
 		httpx.Metrics(st, "kv"),
+		httpx.GuardBody(s.bodyLimits(s.bodyMemory)),
 	)
 	if cfg.S3Listen != "" {
 		if err := s.newS3(cred); err != nil {
@@ -161,6 +172,7 @@ func (s *Server) newS3(cred Credential) error {
 		httpx.Recover(s.log, api.WriteInternalError),
 		httpx.AccessLog(s.log, httpx.AccessLogOptions{}),
 		httpx.Metrics(s.stats, "s3"),
+		httpx.GuardBody(s.bodyLimits(nil)), // objects stream through; small bodies are bounded
 	)
 	return nil
 }
@@ -199,22 +211,43 @@ func (s *Server) Start() error {
 			return fmt.Errorf("server: listen on %s: %w", s.cfg.S3Listen, err)
 		}
 	}
+	limits := s.connLimits(1 + btoi(s3ln != nil))
 	s.serveErr = make(chan error, 2)
-	s.kvLn, s.kvSrv = ln, s.httpServer(s.handler)
-	s.serveOn(s.kvSrv, ln)
+	limits.Refusal = httpx.RefusalResponse(kvapi.StatusPage(http.StatusServiceUnavailable))
+	limits.TLS = s.kvCert.config()
+	s.kvLn = httpx.LimitListener(ln, limits)
+	s.kvSrv = s.httpServer(s.handler, s.kvLn)
+	s.serveOn(s.kvSrv, s.kvLn)
 	if s3ln != nil {
-		s.s3Ln, s.s3Srv = s3ln, s.httpServer(s.s3Handler)
-		s.serveOn(s.s3Srv, s3ln)
+		limits.Refusal = httpx.RefusalResponse(http.StatusServiceUnavailable, "application/xml", s3SlowDown)
+		limits.TLS = s.s3Cert.config()
+		s.s3Ln = httpx.LimitListener(s3ln, limits)
+		s.s3Srv = s.httpServer(s.s3Handler, s.s3Ln)
+		s.serveOn(s.s3Srv, s.s3Ln)
 	}
 	return nil
 }
 
-func (s *Server) httpServer(h http.Handler) *http.Server {
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// s3SlowDown is the object-storage interface's answer to a connection over its limits.
+var s3SlowDown = s3xml.MarshalError("SlowDown", "Please reduce your request rate.", "", "")
+
+func (s *Server) httpServer(h http.Handler, ln *httpx.ConnLimiter) *http.Server {
 	return &http.Server{
 		Handler:           h,
-		ReadHeaderTimeout: 30 * time.Second,
+		ReadHeaderTimeout: s.cfg.HeaderTimeout,
 		IdleTimeout:       120 * time.Second,
-		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
+		ConnState:         ln.ConnState,
+		// HTTP/1.1 only, over TLS too: the connection limits count connections, which
+		// HTTP/2 would multiplex.
+		TLSNextProto: map[string]func(*http.Server, *tls.Conn, http.Handler){},
+		ErrorLog:     slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
 	}
 }
 
@@ -247,6 +280,25 @@ func (s *Server) KVAddr() net.Addr {
 	return s.kvLn.Addr()
 }
 
+// KVURL returns the base URL of the KV interface (https when it serves TLS); "" before
+// Start.
+func (s *Server) KVURL() string { return baseURL(s.KVAddr(), s.kvCert != nil) }
+
+// S3URL returns the base URL of the object-storage interface; "" before Start or when
+// it is not served.
+func (s *Server) S3URL() string { return baseURL(s.S3Addr(), s.s3Cert != nil) }
+
+func baseURL(a net.Addr, tls bool) string {
+	switch {
+	case a == nil:
+		return ""
+	case tls:
+		return "https://" + a.String()
+	default:
+		return "http://" + a.String()
+	}
+}
+
 // Wait blocks until ctx is done or the listener fails, then shuts down.
 func (s *Server) Wait(ctx context.Context) error {
 	var serveErr error
@@ -258,12 +310,17 @@ func (s *Server) Wait(ctx context.Context) error {
 	return errors.Join(serveErr, s.Close())
 }
 
-// Close stops accepting requests, waits up to the shutdown timeout for in-flight ones,
-// then stops the services and closes the store. It is safe to call on a server that was
-// never started.
+// Close stops accepting requests and shuts down within the shutdown timeout, plus a
+// bounded margin: in-flight requests get until the deadline (then their connections
+// are closed), queued postcommit hooks run until it (then they are cancelled and
+// dropped, and postcommitCancelGrace more is allowed), and the extension runtimes get
+// what is left, at least extensionCloseMin. Then it closes the store. It is safe to call
+// on a server that was never started.
 func (s *Server) Close() error {
 	var errs []error
-	ctx, cancel := context.WithTimeout(context.Background(), s.cfg.ShutdownTimeout)
+	deadline := time.Now().Add(s.cfg.ShutdownTimeout)
+	ctx, cancel := context.WithDeadline(context.Background(), deadline)
+	defer cancel()
 	for _, srv := range []*http.Server{s.kvSrv, s.s3Srv} {
 		if srv == nil {
 			continue
@@ -273,7 +330,6 @@ func (s *Server) Close() error {
 			srv.Close()
 		}
 	}
-	cancel()
 	for ; s.serving > 0; s.serving-- {
 		if err := <-s.serveErr; err != nil {
 			errs = append(errs, err)
@@ -285,11 +341,11 @@ func (s *Server) Close() error {
 		s.s3 = nil
 	}
 	if s.kv != nil {
-		errs = append(errs, s.kv.Close())
+		errs = append(errs, s.kv.Shutdown(ctx))
 		s.kv = nil
 	}
 	if s.ext != nil && s.ext.Close != nil {
-		ctx, cancel := context.WithTimeout(context.Background(), s.cfg.ShutdownTimeout)
+		ctx, cancel := context.WithDeadline(context.Background(), later(deadline, time.Now().Add(extensionCloseMin)))
 		errs = append(errs, s.ext.Close(ctx))
 		cancel()
 		s.ext = nil
@@ -299,6 +355,17 @@ func (s *Server) Close() error {
 		s.db = nil
 	}
 	return errors.Join(errs...)
+}
+
+// extensionCloseMin is the least time the extension runtimes get to stop (plugin
+// processes to exit) when the shutdown deadline has already passed.
+const extensionCloseMin = time.Second
+
+func later(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
 }
 
 // loadModules installs the stored modules, then registers the *.wasm files of the
