@@ -343,9 +343,9 @@ func resolveMessage(p *Phase, point hooks.Point, err error) string {
 // {"reduce_phase_batch_size": N} sets N. As in the reference, a batch size that is
 // not a number is never reached (one call), and one below 1 means 1.
 func reduceBatch(arg json.RawMessage) int {
-	ms, ok := members(arg)
+	ms, ok := members(arg, maxMembers)
 	if !ok {
-		return DefaultReduceBatch
+		return DefaultReduceBatch // not an object, or one of too many members to look at
 	}
 	if v, ok := get(ms, "reduce_phase_only_1"); ok && jsonKind(v) == 't' {
 		return 0
@@ -526,8 +526,10 @@ func (e *Execution) produce(ctx context.Context, out chan<- item) error {
 		return nil
 	case InputBucket, InputKeyFilter:
 		err = e.view.Keys(ctx, in.Type, in.Bucket, func(key string) error {
-			if in.Filter != nil && !in.Filter(key) {
-				return nil
+			if in.Filter != nil && !in.Filter(ctx, key) {
+				// A key that fails may have been cut short by the job's end, and the
+				// listing looks at ctx only every so many keys.
+				return context.Cause(ctx)
 			}
 			return send(Input{Type: in.Type, Bucket: in.Bucket, Key: key, Typed: in.Typed})
 		})
