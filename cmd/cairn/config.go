@@ -101,6 +101,15 @@ func options() []option {
 		{"mapreduce-max-job-size", "largest MapReduce job body (0: 16MiB)",
 			func(c *server.Config) string { return strconv.FormatInt(c.MapReduceMaxJobSize, 10) },
 			func(c *server.Config, v string) (err error) { c.MapReduceMaxJobSize, err = parseSize(v); return }},
+		{"mapreduce-max-jobs-per-client", "MapReduce jobs one client (IP, IPv6 /64 or user) runs at once; more wait within their timeout, then 503 (0: 4)",
+			func(c *server.Config) string { return strconv.Itoa(c.MapReduceMaxJobsPerClient) },
+			func(c *server.Config, v string) (err error) {
+				c.MapReduceMaxJobsPerClient, err = strconv.Atoi(v)
+				return
+			}},
+		{"js-max-vms-per-client", "JavaScript VMs of each pool (MapReduce, precommit) one client uses at once (0: half of each pool, at least 1)",
+			func(c *server.Config) string { return strconv.Itoa(c.JSMaxVMsPerClient) },
+			func(c *server.Config, v string) (err error) { c.JSMaxVMsPerClient, err = strconv.Atoi(v); return }},
 	}
 }
 

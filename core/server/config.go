@@ -87,6 +87,14 @@ type Config struct {
 	AdminKeyID     string `json:"admin-key-id"`
 	AdminKeySecret string `json:"admin-key-secret"`
 
+	// MapReduceMaxJobsPerClient is the most MapReduce jobs one client (its IP address,
+	// an IPv6 /64, or its user name when authenticated) runs at once; its next ones wait
+	// within their own timeout, then answer 503 (0: mapreduce.DefaultMaxJobsPerClient).
+	MapReduceMaxJobsPerClient int `json:"mapreduce-max-jobs-per-client"`
+	// JSMaxVMsPerClient is the most JavaScript VMs of each pool (MapReduce, precommit
+	// hooks) one client uses at once (0: half of each pool, at least 1).
+	JSMaxVMsPerClient int `json:"js-max-vms-per-client"`
+
 	// SyncLatency simulates a slower disk: every storage sync waits this long first. For
 	// benchmarks only (no flag).
 	SyncLatency time.Duration `json:"-"`
@@ -181,6 +189,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("js-timeout and js-hook-timeout must not be negative")
 	case (c.AdminKeyID == "") != (c.AdminKeySecret == ""):
 		return fmt.Errorf("admin-key-id and admin-key-secret must be set together")
+	case c.MapReduceMaxJobsPerClient < 0 || c.JSMaxVMsPerClient < 0:
+		return fmt.Errorf("mapreduce-max-jobs-per-client and js-max-vms-per-client must not be negative")
 	}
 	seen := map[string]bool{}
 	for i, p := range c.Plugins {
