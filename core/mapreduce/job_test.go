@@ -394,3 +394,44 @@ func FuzzParseJob(f *testing.F) {
 		}
 	})
 }
+
+// FuzzCountItems checks the scanner that sizes a job's arrays and objects before they
+// are decoded against the JSON decoder's own count.
+func FuzzCountItems(f *testing.F) {
+	for _, s := range []string{`[]`, `[1,"a,b",[2,3],{"x":[4]}]`, `{"a":"}","b":{"c":1}}`, ` [ "\"" , "\\" ] `, `"s"`, `{}`} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		raw := []byte(s)
+		if !json.Valid(raw) {
+			return
+		}
+		var es []json.RawMessage
+		want := -1
+		switch jsonKind(raw) {
+		case '[':
+			if err := json.Unmarshal(raw, &es); err != nil {
+				t.Fatal(err)
+			}
+			want = len(es)
+		case '{':
+			// Members are counted with duplicates, which a map merges: count them apart.
+			dec := json.NewDecoder(strings.NewReader(s))
+			_, _ = dec.Token()
+			want = 0
+			for dec.More() {
+				if _, err := dec.Token(); err != nil {
+					t.Fatal(err)
+				}
+				var v json.RawMessage
+				if err := dec.Decode(&v); err != nil {
+					t.Fatal(err)
+				}
+				want++
+			}
+		}
+		if got := countItems(raw); got != want {
+			t.Fatalf("countItems(%s) = %d, want %d", s, got, want)
+		}
+	})
+}
