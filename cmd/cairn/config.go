@@ -130,6 +130,16 @@ func options() []option {
 		strOpt("kv-tls-key", "PEM private key of --kv-tls-cert", func(c *server.Config) *string { return &c.KVTLSKey }),
 		strOpt("s3-tls-cert", "PEM certificate (chain) of the object-storage interface: it then serves HTTPS only; reloaded on SIGHUP", func(c *server.Config) *string { return &c.S3TLSCert }),
 		strOpt("s3-tls-key", "PEM private key of --s3-tls-cert", func(c *server.Config) *string { return &c.S3TLSKey }),
+
+		{"mapreduce-max-jobs-per-client", "MapReduce jobs one client (IP, IPv6 /64 or user) runs at once; more wait within their timeout, then 503 (0: 4)",
+			func(c *server.Config) string { return strconv.Itoa(c.MapReduceMaxJobsPerClient) },
+			func(c *server.Config, v string) (err error) {
+				c.MapReduceMaxJobsPerClient, err = strconv.Atoi(v)
+				return
+			}},
+		{"js-max-vms-per-client", "JavaScript VMs of each pool (MapReduce, precommit) one client uses at once (0: half of each pool, at least 1)",
+			func(c *server.Config) string { return strconv.Itoa(c.JSMaxVMsPerClient) },
+			func(c *server.Config, v string) (err error) { c.JSMaxVMsPerClient, err = strconv.Atoi(v); return }},
 	}
 }
 

@@ -51,6 +51,8 @@ func extensions(ctx context.Context, cfg server.Config, log *slog.Logger) (*serv
 		HookTimeout: cfg.JSHookTimeout,
 		Dialect:     cfg.Dialect,
 		Logger:      log,
+
+		MaxVMsPerClient: cfg.JSMaxVMsPerClient,
 	})
 	if err != nil {
 		_ = host.Close(ctx)

@@ -112,7 +112,7 @@ func TestRegistryCache(t *testing.T) {
 
 type sourceProvider struct{ *fakeProvider }
 
-func (sourceProvider) FromSource(source string, p Point) (any, error) {
+func (sourceProvider) FromSource(_ context.Context, source string, p Point) (any, error) {
 	if source == "bad" {
 		return nil, ErrNoFunction
 	}
@@ -120,18 +120,18 @@ func (sourceProvider) FromSource(source string, p Point) (any, error) {
 }
 
 func TestFromSource(t *testing.T) {
-	if _, err := NewRegistry().FromSource(KindJavaScript, "function(){}", PointMap); !errors.Is(err, ErrNoJavaScript) {
+	if _, err := NewRegistry().FromSource(context.Background(), KindJavaScript, "function(){}", PointMap); !errors.Is(err, ErrNoJavaScript) {
 		t.Errorf("no runtime: %v", err)
 	}
 	r := NewRegistry(sourceProvider{&fakeProvider{kind: KindJavaScript}})
-	got, err := r.FromSource(KindJavaScript, "f", PointReduce)
+	got, err := r.FromSource(context.Background(), KindJavaScript, "f", PointReduce)
 	if err != nil || got != "f@reduce" {
 		t.Errorf("FromSource = %v, %v", got, err)
 	}
-	if _, err := r.FromSource(KindJavaScript, "bad", PointMap); !errors.Is(err, ErrNoFunction) {
+	if _, err := r.FromSource(context.Background(), KindJavaScript, "bad", PointMap); !errors.Is(err, ErrNoFunction) {
 		t.Errorf("bad source: %v", err)
 	}
-	if _, err := r.FromSource(KindWASM, "f", PointMap); !errors.Is(err, ErrNoFunction) {
+	if _, err := r.FromSource(context.Background(), KindWASM, "f", PointMap); !errors.Is(err, ErrNoFunction) {
 		t.Errorf("other kind: %v", err)
 	}
 }

@@ -210,6 +210,11 @@ func (s *Service) runPrecommit(ctx context.Context, p *core.BucketProps, op hook
 		if err != nil {
 			s.precommitFailed()
 			var ce *hooks.CallError
+			if errors.Is(err, core.ErrClientBusy) {
+				// This client's share of the runtime is in use: busy, not broken.
+				return v, &core.Error{Code: core.EUNAVAILABLE, Message: fmt.Sprintf(
+					"precommit hook %s cannot run now: %v\n", hookName(spec), errors.Unwrap(err))}
+			}
 			if errors.As(err, &ce) {
 				return v, &core.Error{Code: core.EINTERNAL, Message: fmt.Sprintf(
 					"precommit hook %s %s: %v\n", hookName(spec), ce.Kind, ce.Err)}

@@ -98,7 +98,8 @@ type resource struct {
 	handle  func(w http.ResponseWriter, r *http.Request, l loc)
 }
 
-// Handler returns the routed handler with path normalisation in front.
+// Handler returns the routed handler with path normalisation in front, and the
+// client's identity (withClient) in every request's context.
 func (a *API) Handler() http.Handler {
 	r := mux.NewRouter().UseEncodedPath().SkipClean(true)
 	r.NotFoundHandler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -108,14 +109,14 @@ func (a *API) Handler() http.Handler {
 	r.Use(httpx.RouteName)
 	a.routes(r)
 	hot := a.hot
-	return normalizePath(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+	return withClient(normalizePath(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		if hot.tmpl.match(req.URL.EscapedPath(), nil) {
 			httpx.SetRoute(w, hot.name)
 			hot.handle(w, req)
 			return
 		}
 		r.ServeHTTP(w, req)
-	}))
+	})))
 }
 
 func (a *API) routes(r *mux.Router) {

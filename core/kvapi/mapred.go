@@ -116,11 +116,20 @@ func (a *API) streamMapred(w http.ResponseWriter, r *http.Request, exec *mapredu
 	}
 }
 
-// mapredError writes a job's error as a whole response.
+// mapredError writes a job's error as a whole response: an invalid job 400 and a
+// client over its share 503 as text (the reference's form for errors before a job
+// runs), the others as mapredErrorBody says.
 func (a *API) mapredError(w http.ResponseWriter, r *http.Request, err error) {
-	var pe *mapreduce.ParseError
-	if errors.As(err, &pe) {
+	var (
+		pe *mapreduce.ParseError
+		be *mapreduce.BusyError
+	)
+	switch {
+	case errors.As(err, &pe):
 		writeText(w, http.StatusBadRequest, pe.Message)
+		return
+	case errors.As(err, &be):
+		writeText(w, http.StatusServiceUnavailable, be.Message+"\n")
 		return
 	}
 	status, body, ok := a.mapredErrorBody(r, err)
@@ -133,14 +142,16 @@ func (a *API) mapredError(w http.ResponseWriter, r *http.Request, err error) {
 // mapredErrorBody returns the status and JSON body of a job's error: a function that
 // cannot be loaded 400 {"phase":N,"error":E}; a failed function 500
 // {"phase":N,"error":E,"input":I}; a timeout 503 {"error":"timeout"}; results too
-// large 500 {"error":E}; an internal error, which is logged, 500 {"error":E} naming
-// the request id. ok is false when the client has gone (nothing to write).
+// large 500 {"error":E}; the client's share of a runtime used up 503 {"error":E}; an
+// internal error, which is logged, 500 {"error":E} naming the request id. ok is false
+// when the client has gone (nothing to write).
 func (a *API) mapredErrorBody(r *http.Request, err error) (status int, body []byte, ok bool) {
 	var (
 		se *mapreduce.SetupError
 		fe *mapreduce.PhaseError
 		le *mapreduce.LimitError
 		pe *mapreduce.ParseError
+		be *mapreduce.BusyError
 	)
 	switch {
 	case errors.As(err, &se):
@@ -153,6 +164,8 @@ func (a *API) mapredErrorBody(r *http.Request, err error) (status int, body []by
 		return http.StatusInternalServerError, le.JSON(), true
 	case errors.As(err, &pe):
 		return http.StatusBadRequest, mapreduce.ErrorJSON(pe.Message), true
+	case errors.As(err, &be):
+		return http.StatusServiceUnavailable, mapreduce.ErrorJSON(be.Message), true
 	case errors.Is(err, context.Canceled) || errors.Is(err, httpx.ErrCannotFlush) || r.Context().Err() != nil:
 		return 0, nil, false
 	}

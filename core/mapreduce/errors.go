@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strconv"
 
+	"github.com/cairnkv/cairn/core"
 	"github.com/cairnkv/cairn/core/jsonstr"
 )
 
@@ -16,6 +17,8 @@ import (
 //   - *PhaseError: 500, application/json {"phase":N,"error":"...","input":"..."} (a
 //     function failed, or a phase went past a limit);
 //   - ErrTimeout: 503, application/json {"error":"timeout"};
+//   - *BusyError: 503, text/plain, Message and a line break (the client already uses
+//     its share of jobs or of a runtime's instances);
 //   - *LimitError: 500, application/json {"error":"..."} (the job's results are too
 //     large to be returned in one body).
 //
@@ -82,6 +85,20 @@ func (e *PhaseError) JSON() []byte {
 	}
 	return append(b, '}')
 }
+
+// BusyError is a job refused because its client already used its whole share of a
+// resource (Config.MaxJobsPerClient jobs, or a runtime's instances) and none came free
+// in time. It wraps core.ErrClientBusy.
+type BusyError struct {
+	// Message says which share is used up, for the client.
+	Message string
+}
+
+// Error returns the message.
+func (e *BusyError) Error() string { return e.Message }
+
+// Unwrap returns core.ErrClientBusy.
+func (e *BusyError) Unwrap() error { return core.ErrClientBusy }
 
 // LimitError is a job whose kept results outgrew the limit of a response that is sent
 // whole (see Config.MaxResultBytes). Streamed (chunked) results have no such limit.

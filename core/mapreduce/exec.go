@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"runtime"
+	"strconv"
 	"sync"
 	"time"
 
@@ -29,6 +30,9 @@ const (
 	// DefaultReduceBatch is how many new inputs a reduce phase gathers before it calls
 	// its function again (the reference's default).
 	DefaultReduceBatch = 20
+	// DefaultMaxJobsPerClient is how many jobs of one client run at once; its next
+	// ones wait for one of them to end (within their own timeout).
+	DefaultMaxJobsPerClient = 4
 )
 
 // chanSize is the capacity of the channels between phases: the most items in flight
@@ -52,6 +56,15 @@ type Config struct {
 	// MaxJobBytes bounds the size of a job's JSON (DefaultMaxJobBytes); the HTTP layer
 	// enforces it.
 	MaxJobBytes int64
+	// MaxJobsPerClient is the most jobs one client (core.ClientFrom of the job's
+	// context) runs at once (DefaultMaxJobsPerClient); a job over its client's share
+	// waits for one of them to end, within its own timeout, then fails with a
+	// *BusyError.
+	MaxJobsPerClient int
+	// MaxCallsPerClient is the most function calls in progress at once for the jobs
+	// of one client (default half of MaxCalls, at least 1), so that the slow calls of
+	// one client cannot hold every call slot.
+	MaxCallsPerClient int
 	// Logger receives internal errors (default slog.Default()).
 	Logger *slog.Logger
 }
@@ -59,12 +72,14 @@ type Config struct {
 // Service runs MapReduce jobs over a key-value service. It is safe for concurrent use
 // and has no background goroutines: each job's goroutines belong to the job's Run.
 type Service struct {
-	kv    *kv.Service
-	hooks *hooks.Registry
-	cfg   Config
-	log   *slog.Logger
-	jobs  chan struct{} // a token per running job
-	calls chan struct{} // a token per function call in progress
+	kv          *kv.Service
+	hooks       *hooks.Registry
+	cfg         Config
+	log         *slog.Logger
+	jobs        chan struct{}       // a token per running job
+	calls       chan struct{}       // a token per function call in progress
+	clientJobs  *core.ClientLimiter // running jobs per client
+	clientCalls *core.ClientLimiter // calls in progress per client
 }
 
 // New returns a service that reads objects from svc and resolves functions with reg
@@ -87,11 +102,18 @@ func New(svc *kv.Service, reg *hooks.Registry, cfg Config) *Service {
 	if cfg.MaxJobBytes <= 0 {
 		cfg.MaxJobBytes = DefaultMaxJobBytes
 	}
+	if cfg.MaxJobsPerClient <= 0 {
+		cfg.MaxJobsPerClient = DefaultMaxJobsPerClient
+	}
+	if cfg.MaxCallsPerClient <= 0 {
+		cfg.MaxCallsPerClient = max(1, cfg.MaxCalls/2)
+	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
 	return &Service{kv: svc, hooks: reg, cfg: cfg, log: cfg.Logger,
-		jobs: make(chan struct{}, cfg.MaxJobs), calls: make(chan struct{}, cfg.MaxCalls)}
+		jobs: make(chan struct{}, cfg.MaxJobs), calls: make(chan struct{}, cfg.MaxCalls),
+		clientJobs: core.NewClientLimiter(cfg.MaxJobsPerClient), clientCalls: core.NewClientLimiter(cfg.MaxCallsPerClient)}
 }
 
 // MaxJobBytes returns the largest job body the service accepts.
@@ -134,6 +156,7 @@ type stage struct {
 type Execution struct {
 	s      *Service
 	job    *Job
+	client string // core.ClientFrom of the job's context
 	stages []*stage
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -144,20 +167,36 @@ type Execution struct {
 	closeOnce sync.Once
 }
 
-// Start prepares job to run: it waits for a job slot (at most until the job's timeout),
-// loads every phase's function and checks the bucket type of the inputs. The job's
-// timeout starts now. Errors: *SetupError for a function that cannot be loaded,
-// *ParseError for inputs in an unknown bucket type, ErrTimeout when no slot freed up in
-// time, ctx's error when ctx ends.
+// Start prepares job to run: it waits for a slot of its client's share and then for a
+// job slot (at most until the job's timeout), loads every phase's function and checks
+// the bucket type of the inputs. The job's timeout starts now. Errors: *SetupError for
+// a function that cannot be loaded, *ParseError for inputs in an unknown bucket type,
+// *BusyError when the client's other jobs did not leave it a slot in time, ErrTimeout
+// when no job slot freed up in time, ctx's error when ctx ends.
 func (s *Service) Start(ctx context.Context, job *Job) (*Execution, error) {
 	jctx, cancel := context.WithTimeoutCause(ctx, job.Timeout, ErrTimeout)
+	client := core.ClientFrom(ctx)
+	if err := s.clientJobs.Acquire(jctx, client); err != nil {
+		cancel()
+		if errors.Is(err, ErrTimeout) {
+			return nil, &BusyError{Message: fmt.Sprintf(
+				"Too many MapReduce jobs from this client: at most %d run at once, and none of them ended within this job's timeout of %v.",
+				s.clientJobs.Max(), job.Timeout)}
+		}
+		return nil, err
+	}
 	select {
 	case s.jobs <- struct{}{}:
 	case <-jctx.Done():
 		cancel()
+		s.clientJobs.Release(client)
 		return nil, context.Cause(jctx)
 	}
-	e := &Execution{s: s, job: job, ctx: jctx, cancel: cancel, release: func() { <-s.jobs }}
+	release := func() {
+		<-s.jobs
+		s.clientJobs.Release(client)
+	}
+	e := &Execution{s: s, job: job, client: client, ctx: jctx, cancel: cancel, release: release}
 	if err := e.setup(jctx); err != nil {
 		if jctx.Err() != nil {
 			err = context.Cause(jctx)
@@ -194,6 +233,9 @@ func (e *Execution) closeView() {
 // setup loads the functions and opens the inputs' snapshot.
 func (e *Execution) setup(ctx context.Context) error {
 	for i := range e.job.Query {
+		if err := ctx.Err(); err != nil {
+			return context.Cause(ctx)
+		}
 		st, err := e.s.load(ctx, i, &e.job.Query[i])
 		if err != nil {
 			return err
@@ -288,11 +330,13 @@ func (s *Service) resolve(ctx context.Context, i int, p *Phase, point hooks.Poin
 			return nil, fail(fmt.Sprintf("the object %s/%s that should hold the function's source was not found", p.SourceBucket, p.SourceKey))
 		}
 	}
-	impl, err := s.hooks.FromSource(hooks.KindJavaScript, src, point)
-	if err != nil {
-		if errors.Is(err, hooks.ErrNoJavaScript) {
-			return nil, fail(hooks.ErrNoJavaScript.Error())
-		}
+	impl, err := s.hooks.FromSource(ctx, hooks.KindJavaScript, src, point)
+	switch {
+	case errors.Is(err, hooks.ErrNoJavaScript):
+		return nil, fail(hooks.ErrNoJavaScript.Error())
+	case errors.Is(err, core.ErrClientBusy):
+		return nil, &BusyError{Message: "Phase " + strconv.Itoa(i) + ": " + callMessage(err) + "."}
+	case err != nil:
 		return nil, fail(err.Error())
 	}
 	return impl, nil
@@ -343,9 +387,9 @@ func resolveMessage(p *Phase, point hooks.Point, err error) string {
 // {"reduce_phase_batch_size": N} sets N. As in the reference, a batch size that is
 // not a number is never reached (one call), and one below 1 means 1.
 func reduceBatch(arg json.RawMessage) int {
-	ms, ok := members(arg)
+	ms, ok := members(arg, maxMembers)
 	if !ok {
-		return DefaultReduceBatch
+		return DefaultReduceBatch // not an object, or one of too many members to look at
 	}
 	if v, ok := get(ms, "reduce_phase_only_1"); ok && jsonKind(v) == 't' {
 		return 0
@@ -526,8 +570,10 @@ func (e *Execution) produce(ctx context.Context, out chan<- item) error {
 		return nil
 	case InputBucket, InputKeyFilter:
 		err = e.view.Keys(ctx, in.Type, in.Bucket, func(key string) error {
-			if in.Filter != nil && !in.Filter(key) {
-				return nil
+			if in.Filter != nil && !in.Filter(ctx, key) {
+				// A key that fails may have been cut short by the job's end, and the
+				// listing looks at ctx only every so many keys.
+				return context.Cause(ctx)
 			}
 			return send(Input{Type: in.Type, Bucket: in.Bucket, Key: key, Typed: in.Typed})
 		})
@@ -795,21 +841,40 @@ func (e *Execution) reduce(ctx context.Context, st *stage, in <-chan item, resul
 	return e.send(ctx, st, items, results)
 }
 
-// call runs one function call under the service's limit on concurrent calls. A panic
+// call runs one function call under the service's limits on concurrent calls. A panic
 // in the function is turned into an error.
 func (e *Execution) call(ctx context.Context, f func(context.Context) error) (err error) {
-	select {
-	case e.s.calls <- struct{}{}:
-	case <-ctx.Done():
-		return context.Cause(ctx)
+	if err := e.takeCall(ctx); err != nil {
+		return err
 	}
 	defer func() {
-		<-e.s.calls
+		e.giveCall()
 		if r := recover(); r != nil {
 			err = e.panicked(r)
 		}
 	}()
 	return f(ctx)
+}
+
+// takeCall waits (while ctx lasts) for a call slot of the job's client's share, then
+// for one of the service's.
+func (e *Execution) takeCall(ctx context.Context) error {
+	if err := e.s.clientCalls.Acquire(ctx, e.client); err != nil {
+		return err
+	}
+	select {
+	case e.s.calls <- struct{}{}:
+		return nil
+	case <-ctx.Done():
+		e.s.clientCalls.Release(e.client)
+		return context.Cause(ctx)
+	}
+}
+
+// giveCall gives back a slot takeCall took.
+func (e *Execution) giveCall() {
+	<-e.s.calls
+	e.s.clientCalls.Release(e.client)
 }
 
 // phaseError turns a failed call into the job's error: the job's own end when the call
@@ -826,6 +891,10 @@ func (e *Execution) phaseError(ctx context.Context, st *stage, err error, input 
 	var pe *PhaseError
 	if errors.As(err, &pe) {
 		return pe
+	}
+	if errors.Is(err, core.ErrClientBusy) {
+		// The runtime had no instance left in this client's share.
+		return &BusyError{Message: "Phase " + strconv.Itoa(st.idx) + ": " + callMessage(err) + "."}
 	}
 	return &PhaseError{Phase: st.idx, Message: truncate(callMessage(err)), Input: truncate(input)}
 }

@@ -77,7 +77,7 @@ func (p *fakeJS) Lookup(_, name string, _ hooks.Point) (any, error) {
 	}
 	return f, nil
 }
-func (p *fakeJS) FromSource(src string, _ hooks.Point) (any, error) {
+func (p *fakeJS) FromSource(_ context.Context, src string, _ hooks.Point) (any, error) {
 	if strings.HasPrefix(src, "bad") {
 		return nil, fmt.Errorf("%w: SyntaxError: unexpected token", hooks.ErrNoFunction)
 	}

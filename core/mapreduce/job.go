@@ -15,8 +15,16 @@ import (
 // DefaultTimeout is a job's time limit when the job sets none (the reference's 60 s).
 const DefaultTimeout = 60 * time.Second
 
-// maxJobTimeout bounds a job's own timeout so that it fits a time.Duration.
-const maxJobTimeout = 365 * 24 * time.Hour
+// Limits of a job, checked when it is parsed (400, in the reference's message form), so
+// that no number a client sends sizes anything unbounded.
+const (
+	// MaxTimeout is the longest timeout a job may set (a timeout is 1 ms to this).
+	MaxTimeout = time.Hour
+	// MaxPhases is the most phases a query may have.
+	MaxPhases = 64
+	// MaxInputs is the most entries a key-list input may have.
+	MaxInputs = 100_000
+)
 
 // Job is a parsed MapReduce job.
 type Job struct {
@@ -195,16 +203,14 @@ func ParseJob(body []byte) (*Job, error) {
 	if err := json.Unmarshal(body, &probe); err != nil {
 		return nil, &ParseError{Message: "The POST body was not valid JSON.\nThe error from the parser was:\n" + parserError(err) + "\n"}
 	}
-	ms, ok := members(probe)
+	if jsonKind(probe) == '{' && countItems(probe) > maxMembers {
+		return nil, &ParseError{Message: "The POST body has more than " + strconv.Itoa(maxMembers) + " fields.\n"}
+	}
+	ms, ok := members(probe, maxMembers)
 	if !ok {
 		return nil, &ParseError{Message: msgNotObject}
 	}
 	job := &Job{Timeout: DefaultTimeout}
-	if raw, ok := get(ms, "timeout"); ok && isNumber(raw) {
-		if f, err := strconv.ParseFloat(string(raw), 64); err == nil && f > 0 {
-			job.Timeout = msTimeout(f)
-		}
-	}
 	inputs, hasInputs := get(ms, "inputs")
 	query, hasQuery := get(ms, "query")
 	if !hasInputs || !hasQuery {
@@ -218,7 +224,32 @@ func ParseJob(body []byte) (*Job, error) {
 	if job.Query, err = parseQuery(query); err != nil {
 		return nil, err
 	}
+	if raw, ok := get(ms, "timeout"); ok {
+		if job.Timeout, err = parseTimeout(raw); err != nil {
+			return nil, err
+		}
+	}
 	return job, nil
+}
+
+// parseTimeout reads the "timeout" field: a number of milliseconds from 1 to
+// MaxTimeout (a fraction of one is kept), or null for the default. The reference takes
+// anything else for the default; a job that sets a timeout it cannot have is refused
+// here instead.
+func parseTimeout(raw json.RawMessage) (time.Duration, error) {
+	if jsonKind(raw) == 'n' {
+		return DefaultTimeout, nil
+	}
+	maxMS := float64(MaxTimeout / time.Millisecond)
+	if isNumber(raw) {
+		f, err := strconv.ParseFloat(strings.TrimSpace(string(raw)), 64)
+		if err == nil && f >= 1 && f <= maxMS {
+			return time.Duration(math.Ceil(f * float64(time.Millisecond))), nil
+		}
+	}
+	return 0, &ParseError{Message: "An error occurred parsing the \"timeout\" field.\n" +
+		"The timeout must be a number of milliseconds from 1 to " + strconv.FormatFloat(maxMS, 'f', -1, 64) +
+		", not " + compact(raw) + ".\n"}
 }
 
 // parserError is the JSON decoder's complaint without Go's type names.
@@ -230,16 +261,6 @@ func parserError(err error) string {
 	return err.Error()
 }
 
-// msTimeout converts a positive number of milliseconds to a duration of at least 1 ms
-// and at most maxJobTimeout.
-func msTimeout(ms float64) time.Duration {
-	if ms >= float64(maxJobTimeout/time.Millisecond) || math.IsInf(ms, 1) {
-		return maxJobTimeout
-	}
-	d := time.Duration(math.Ceil(ms * float64(time.Millisecond)))
-	return max(d, time.Millisecond)
-}
-
 // parseInputs reads the "inputs" field, trying the forms in the reference's order.
 func parseInputs(raw json.RawMessage) (Inputs, error) {
 	switch jsonKind(raw) {
@@ -247,7 +268,11 @@ func parseInputs(raw json.RawMessage) (Inputs, error) {
 		b, _ := str(raw)
 		return Inputs{Kind: InputBucket, Type: core.DefaultType, Bucket: b}, nil
 	case '[':
-		es, _ := elements(raw)
+		if n := countItems(raw); n > MaxInputs {
+			return Inputs{}, inputsError("The key list has " + strconv.Itoa(n) + " inputs; at most " +
+				strconv.Itoa(MaxInputs) + " are allowed.\n")
+		}
+		es, _ := elements(raw, MaxInputs)
 		if len(es) == 2 {
 			t, ok1 := str(es[0])
 			b, ok2 := str(es[1])
@@ -268,7 +293,10 @@ func parseInputs(raw json.RawMessage) (Inputs, error) {
 		}
 		return Inputs{Kind: InputKeys, Keys: keys}, nil
 	case '{':
-		ms, _ := members(raw)
+		ms, ok := members(raw, maxMembers)
+		if !ok {
+			return Inputs{}, inputsError("The \"inputs\" object has more than " + strconv.Itoa(maxMembers) + " fields.\n")
+		}
 		return parseObjectInput(raw, ms)
 	}
 	return Inputs{}, invalidInput(raw)
@@ -277,8 +305,8 @@ func parseInputs(raw json.RawMessage) (Inputs, error) {
 // parseKeyInput reads one key-list entry: [B, K], [B, K, KeyData] or
 // [B, K, KeyData, Type].
 func parseKeyInput(raw json.RawMessage) (Input, bool) {
-	es, ok := elements(raw)
-	if !ok || len(es) < 2 || len(es) > 4 {
+	es, ok := elements(raw, 4)
+	if !ok || len(es) < 2 {
 		return Input{}, false
 	}
 	b, ok1 := str(es[0])
@@ -317,7 +345,7 @@ func parseObjectInput(raw json.RawMessage, ms []member) (Inputs, error) {
 			return Inputs{}, invalidInput(raw)
 		}
 		filters, _ := get(ms, "key_filters")
-		if es, ok := elements(filters); !ok || len(es) == 0 {
+		if jsonKind(filters) != '[' || countItems(filters) == 0 {
 			return Inputs{}, invalidInput(raw)
 		}
 		f, err := ParseKeyFilters(filters)
@@ -335,7 +363,7 @@ func bucketOf(ms []member) (typ, bucket string, typed, ok bool) {
 	if b, ok := str(raw); ok {
 		return core.DefaultType, b, false, true
 	}
-	es, isList := elements(raw)
+	es, isList := elements(raw, 2)
 	if !isList || len(es) != 2 {
 		return "", "", false, false
 	}
@@ -407,7 +435,10 @@ func indexReason(err error) string {
 
 // parseQuery reads the "query" field.
 func parseQuery(raw json.RawMessage) ([]Phase, error) {
-	es, ok := elements(raw)
+	if n := countItems(raw); jsonKind(raw) == '[' && n > MaxPhases {
+		return nil, queryError("The query has " + strconv.Itoa(n) + " phases; at most " + strconv.Itoa(MaxPhases) + " are allowed.\n")
+	}
+	es, ok := elements(raw, MaxPhases)
 	if !ok {
 		return nil, queryError("The value of the \"query\" field was not a list:\n   " + compact(raw) + "\n")
 	}
@@ -424,7 +455,7 @@ func parseQuery(raw json.RawMessage) ([]Phase, error) {
 
 // parsePhase reads one phase: {"map": SPEC}, {"reduce": SPEC} or {"link": SPEC}.
 func parsePhase(raw json.RawMessage, last bool) (Phase, error) {
-	outer, ok := members(raw)
+	outer, ok := members(raw, 1)
 	var spec []member
 	kind := Map
 	if ok && len(outer) == 1 {
@@ -438,7 +469,7 @@ func parsePhase(raw json.RawMessage, last bool) (Phase, error) {
 			ok = false
 		}
 		if ok {
-			spec, ok = members(outer[0].val)
+			spec, ok = members(outer[0].val, maxMembers)
 		}
 	} else {
 		ok = false

@@ -182,14 +182,15 @@ func TestParseJobQuery(t *testing.T) {
 		t.Errorf("kept %v", got)
 	}
 	for body, want := range map[string]time.Duration{
-		`{"inputs":"b","query":[]}`:                     DefaultTimeout,
-		`{"inputs":"b","query":[],"timeout":0}`:         DefaultTimeout,
-		`{"inputs":"b","query":[],"timeout":-5}`:        DefaultTimeout,
-		`{"inputs":"b","query":[],"timeout":"100"}`:     DefaultTimeout,
-		`{"inputs":"b","query":[],"timeout":0.2}`:       time.Millisecond,
-		`{"inputs":"b","query":[],"timeout":1e300}`:     maxJobTimeout,
-		`{"timeout":250,"inputs":"b","query":[]}`:       250 * time.Millisecond,
-		`{"inputs":"b","query":[],"timeout":10,"x":{}}`: 10 * time.Millisecond,
+		`{"inputs":"b","query":[]}`:                         DefaultTimeout,
+		`{"inputs":"b","query":[],"timeout":null}`:          DefaultTimeout,
+		`{"inputs":"b","query":[],"timeout":1}`:             time.Millisecond,
+		`{"inputs":"b","query":[],"timeout":1.2}`:           1200 * time.Microsecond,
+		`{"inputs":"b","query":[],"timeout":3600000}`:       MaxTimeout,
+		`{"inputs":"b","query":[],"timeout":3.6e6}`:         MaxTimeout,
+		`{"timeout":250,"inputs":"b","query":[]}`:           250 * time.Millisecond,
+		`{"inputs":"b","query":[],"timeout":10,"x":{}}`:     10 * time.Millisecond,
+		`{"inputs":"b","query":[],"timeout":7,"timeout":0}`: 7 * time.Millisecond, // the first wins
 	} {
 		job, err := ParseJob([]byte(body))
 		if err != nil {
@@ -197,6 +198,75 @@ func TestParseJobQuery(t *testing.T) {
 		}
 		if job.Timeout != want {
 			t.Errorf("%s: timeout %v, want %v", body, job.Timeout, want)
+		}
+	}
+}
+
+// TestParseJobLimits is the attack of "timeout": -1 (and every other number of a job
+// out of range): each is a 400 in the reference's message form, before anything is
+// allocated for it.
+func TestParseJobLimits(t *testing.T) {
+	t.Parallel()
+	const timeoutErr = "An error occurred parsing the \"timeout\" field.\nThe timeout must be a number of milliseconds from 1 to 3600000, not "
+	keys := func(n int) string { return "[" + strings.TrimSuffix(strings.Repeat(`["b","k"],`, n), ",") + "]" }
+	phases := func(n int) string {
+		return "[" + strings.TrimSuffix(strings.Repeat(`{"link":{}},`, n), ",") + "]"
+	}
+	for _, tc := range []struct{ name, body, want string }{
+		{"negative timeout", `{"inputs":"b","query":[],"timeout":-1}`, timeoutErr + "-1.\n"},
+		{"zero timeout", `{"inputs":"b","query":[],"timeout":0}`, timeoutErr + "0.\n"},
+		{"below a millisecond", `{"inputs":"b","query":[],"timeout":0.2}`, timeoutErr + "0.2.\n"},
+		{"above the maximum", `{"inputs":"b","query":[],"timeout":3600001}`, timeoutErr + "3600001.\n"},
+		{"huge", `{"inputs":"b","query":[],"timeout":1e300}`, timeoutErr + "1e300.\n"},
+		{"a string", `{"inputs":"b","query":[],"timeout":"100"}`, timeoutErr + "\"100\".\n"},
+		{"an object", `{"inputs":"b","query":[],"timeout":{"a": 1}}`, timeoutErr + "{\"a\":1}.\n"},
+		{"too many inputs", `{"inputs":` + keys(MaxInputs+1) + `,"query":[]}`,
+			"An error occurred parsing the \"inputs\" field.\nThe key list has 100001 inputs; at most 100000 are allowed.\n"},
+		{"too many phases", `{"inputs":"b","query":` + phases(MaxPhases+1) + `}`,
+			"An error occurred parsing the \"query\" field.\nThe query has 65 phases; at most 64 are allowed.\n"},
+		{"too many fields", `{` + strings.Repeat(`"x":0,`, maxMembers) + `"inputs":"b","query":[]}`,
+			"The POST body has more than 1000 fields.\n"},
+		{"too many input fields", `{"inputs":{` + strings.Repeat(`"x":0,`, maxMembers) + `"bucket":"b"},"query":[]}`,
+			"An error occurred parsing the \"inputs\" field.\nThe \"inputs\" object has more than 1000 fields.\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			_, err := ParseJob([]byte(tc.body))
+			var pe *ParseError
+			if !errors.As(err, &pe) || pe.Message != tc.want {
+				t.Fatalf("err = %q\nwant   %q", err, tc.want)
+			}
+		})
+	}
+	// The limits themselves are accepted.
+	for _, body := range []string{
+		`{"inputs":` + keys(MaxInputs) + `,"query":[]}`,
+		`{"inputs":"b","query":` + phases(MaxPhases) + `}`,
+	} {
+		if _, err := ParseJob([]byte(body)); err != nil {
+			t.Fatalf("%.60s...: %v", body, err)
+		}
+	}
+	// A key entry or a phase spec too large to look at is an unrecognised one.
+	for _, body := range []string{
+		`{"inputs":[["b","k"],[` + strings.Repeat(`1,`, 100) + `1]],"query":[]}`,
+		`{"inputs":"b","query":[{"map":{` + strings.Repeat(`"x":0,`, maxMembers) + `"language":"erlang"}}]}`,
+	} {
+		if _, err := ParseJob([]byte(body)); err == nil {
+			t.Fatalf("%.60s...: parsed", body)
+		}
+	}
+}
+
+func TestCountItems(t *testing.T) {
+	t.Parallel()
+	for raw, want := range map[string]int{
+		`[]`: 0, ` [ ] `: 0, `{}`: 0, `[1]`: 1, `[[]]`: 1, `[{}]`: 1, `[1,2,3]`: 3, `["a,b","c]"]`: 2,
+		`["\"",[1,2],{"a":[3,4]}]`: 3, `{"a":1,"b":[1,2]}`: 2, `{"a,":"}"}`: 1, `[[],[],[]]`: 3,
+		`1`: -1, `"x"`: -1, `null`: -1, ``: -1,
+	} {
+		if got := countItems([]byte(raw)); got != want {
+			t.Errorf("countItems(%s) = %d, want %d", raw, got, want)
 		}
 	}
 }
@@ -262,11 +332,15 @@ func FuzzParseJob(f *testing.F) {
 		`{"inputs":{"bucket":"b","index":"$key","start":"a","end":"z"},"query":[{"map":{"language":"wasm","module":"w","function":"f"}}]}`,
 		`{"inputs":[],"query":[]}`,
 		`{"inputs":"b","query":[{"link":{"keep":"x"}}]}`,
+		`{"inputs":"b","query":[],"timeout":-1}`,
+		`{"inputs":"b","query":[],"timeout":3600000.5}`,
+		`{"inputs":{"bucket":"b","key_filters":[["similar_to","abc",2]]},"query":[],"timeout":null}`,
 		`[]`, `nope`, `{"inputs":{},"query":{}}`,
 	} {
 		f.Add([]byte(s))
 	}
-	headlines := []string{"The POST body was not valid JSON.\n", msgNotObject, msgMissingField, msgInputsError, msgQueryError}
+	headlines := []string{"The POST body was not valid JSON.\n", msgNotObject, msgMissingField, msgInputsError, msgQueryError,
+		"An error occurred parsing the \"timeout\" field.\n", "The POST body has more than "}
 	f.Fuzz(func(t *testing.T, body []byte) {
 		job, err := ParseJob(body)
 		if err != nil {
@@ -283,8 +357,11 @@ func FuzzParseJob(f *testing.F) {
 			}
 			return
 		}
-		if job.Timeout <= 0 || job.Timeout > maxJobTimeout {
+		if job.Timeout < time.Millisecond || job.Timeout > MaxTimeout {
 			t.Fatalf("timeout %v", job.Timeout)
+		}
+		if len(job.Query) > MaxPhases || len(job.Inputs.Keys) > MaxInputs {
+			t.Fatalf("%d phases, %d inputs", len(job.Query), len(job.Inputs.Keys))
 		}
 		in := job.Inputs
 		if in.Kind == InputKeys && len(in.Keys) == 0 {
@@ -314,6 +391,47 @@ func FuzzParseJob(f *testing.F) {
 					t.Fatal("invalid key data")
 				}
 			}
+		}
+	})
+}
+
+// FuzzCountItems checks the scanner that sizes a job's arrays and objects before they
+// are decoded against the JSON decoder's own count.
+func FuzzCountItems(f *testing.F) {
+	for _, s := range []string{`[]`, `[1,"a,b",[2,3],{"x":[4]}]`, `{"a":"}","b":{"c":1}}`, ` [ "\"" , "\\" ] `, `"s"`, `{}`} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		raw := []byte(s)
+		if !json.Valid(raw) {
+			return
+		}
+		var es []json.RawMessage
+		want := -1
+		switch jsonKind(raw) {
+		case '[':
+			if err := json.Unmarshal(raw, &es); err != nil {
+				t.Fatal(err)
+			}
+			want = len(es)
+		case '{':
+			// Members are counted with duplicates, which a map merges: count them apart.
+			dec := json.NewDecoder(strings.NewReader(s))
+			_, _ = dec.Token()
+			want = 0
+			for dec.More() {
+				if _, err := dec.Token(); err != nil {
+					t.Fatal(err)
+				}
+				var v json.RawMessage
+				if err := dec.Decode(&v); err != nil {
+					t.Fatal(err)
+				}
+				want++
+			}
+		}
+		if got := countItems(raw); got != want {
+			t.Fatalf("countItems(%s) = %d, want %d", s, got, want)
 		}
 	})
 }

@@ -17,10 +17,14 @@ type member struct {
 	val json.RawMessage
 }
 
+// maxMembers bounds the members of any object of a job that is decoded member by
+// member (the job itself, an object input, a phase's spec, a reduce argument).
+const maxMembers = 1000
+
 // members returns the members of a JSON object in document order; ok is false when raw
-// is not an object.
-func members(raw []byte) (ms []member, ok bool) {
-	if jsonKind(raw) != '{' {
+// is not an object or has more than limit members (which are then not decoded).
+func members(raw []byte, limit int) (ms []member, ok bool) {
+	if jsonKind(raw) != '{' || countItems(raw) > limit {
 		return nil, false
 	}
 	dec := json.NewDecoder(bytes.NewReader(raw))
@@ -56,9 +60,10 @@ func get(ms []member, key string) (json.RawMessage, bool) {
 	return nil, false
 }
 
-// elements returns the elements of a JSON array; ok is false when raw is not an array.
-func elements(raw []byte) ([]json.RawMessage, bool) {
-	if jsonKind(raw) != '[' {
+// elements returns the elements of a JSON array; ok is false when raw is not an array
+// or has more than limit elements (which are then not decoded).
+func elements(raw []byte, limit int) ([]json.RawMessage, bool) {
+	if jsonKind(raw) != '[' || countItems(raw) > limit {
 		return nil, false
 	}
 	var es []json.RawMessage
@@ -66,6 +71,51 @@ func elements(raw []byte) ([]json.RawMessage, bool) {
 		return nil, false
 	}
 	return es, true
+}
+
+// countItems returns the number of elements of a JSON array or members of a JSON
+// object, scanning raw without decoding it (so that a job's sizes are checked before
+// anything is allocated for them); -1 when raw is neither. raw is valid JSON.
+func countItems(raw []byte) int {
+	start := bytes.IndexAny(raw, "[{")
+	if start < 0 || jsonKind(raw) != raw[start] {
+		return -1
+	}
+	depth, n := 1, 0
+	inString, seen := false, false
+	for i := start + 1; i < len(raw); i++ {
+		c := raw[i]
+		if inString {
+			switch c {
+			case '\\':
+				i++
+			case '"':
+				inString = false
+			}
+			continue
+		}
+		switch c {
+		case ' ', '\t', '\r', '\n':
+			continue
+		case '"':
+			inString = true
+		case '[', '{':
+			depth++
+		case ']', '}':
+			if depth--; depth == 0 {
+				if seen {
+					n++
+				}
+				return n
+			}
+		case ',':
+			if depth == 1 {
+				n++
+			}
+		}
+		seen = true // something inside the outer brackets
+	}
+	return n
 }
 
 // jsonKind returns the first byte of a JSON value: '{', '[', '"', 't', 'f', 'n', or a

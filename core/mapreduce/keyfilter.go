@@ -3,9 +3,11 @@ package mapreduce
 import (
 	"bytes"
 	"cmp"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"math/big"
 	"regexp"
@@ -16,11 +18,34 @@ import (
 )
 
 // KeyFilter reports whether a key passes the key filters of a bucket input
-// ({"bucket": B, "key_filters": [...]}). It is safe for concurrent use.
-type KeyFilter func(key string) bool
+// ({"bucket": B, "key_filters": [...]}). It is safe for concurrent use. Once ctx has
+// ended it may stop early and report false: callers check ctx after a key fails.
+type KeyFilter func(ctx context.Context, key string) bool
 
-// kfMaxDepth bounds the nesting of "and", "or" and "not".
-const kfMaxDepth = 32
+// Limits of a key-filter list, so that the cost of applying it to a key is bounded
+// before the job starts (a job checks its deadline between keys, and similar_to within
+// a key).
+const (
+	// kfMaxDepth bounds the nesting of "and", "or" and "not".
+	kfMaxDepth = 32
+	// kfMaxFilters bounds the filters of a whole list, nested ones included, and the
+	// arguments of and/or.
+	kfMaxFilters = 1000
+	// kfMaxArgs bounds the arguments of one filter (set_member's members).
+	kfMaxArgs = 10000
+	// kfMaxSimilarTo bounds the string of similar_to, in bytes: a comparison costs at
+	// most about kfMaxSimilarTo × the key's length steps.
+	kfMaxSimilarTo = 1024
+	// kfMaxPattern bounds the regular expression of matches, in bytes, and
+	// kfMaxProgram its compiled program, in instructions: a match costs up to about
+	// the program's length in steps per byte of the key (some 7 ns each).
+	kfMaxPattern = 1024
+	kfMaxProgram = 10000
+	// kfMatchStringSteps is the most steps (key length × program length) a match may
+	// take in one go; a longer one reads the key through a reader that stops it when
+	// the job ends.
+	kfMatchStringSteps = 1 << 22
+)
 
 // ParseKeyFilters compiles a key-filter list (the JSON array of a bucket input's
 // "key_filters") into a KeyFilter. It is the reference system's key-filter language:
@@ -64,12 +89,21 @@ const kfMaxDepth = 32
 //     or an (and, or, not) list that does not end in a predicate, and a whole list
 //     that does not end in a predicate (no key could ever pass) are errors. Arguments
 //     beyond those a filter reads are ignored, as in the reference.
+//   - The cost of a list is bounded when it is parsed: at most 1000 filters in all, and
+//     32 levels of and/or/not; a similar_to string of at most 1024 bytes (compared in
+//     a band of the maximum distance, so a distance at or above the longer length is
+//     true without a comparison); a matches pattern of at most 1024 bytes whose
+//     compiled program has at most 10000 instructions. similar_to, and matches on a
+//     long key, stop when ctx ends.
 //
 // Errors: filters that are not a non-empty JSON array; an unknown filter name, whose
 // error names it in the reference's form ({bad_filter,<<"name">>}); "sounds_like",
 // which the reference names but never implemented. The error text is meant for the
 // client.
 func ParseKeyFilters(filters json.RawMessage) (KeyFilter, error) {
+	if countItems(filters) > kfMaxFilters {
+		return nil, errTooManyFilters
+	}
 	var list []json.RawMessage
 	if err := json.Unmarshal(filters, &list); err != nil || list == nil {
 		return nil, fmt.Errorf("key_filters must be a list of key filters, not %s", kfExcerpt(filters))
@@ -77,12 +111,13 @@ func ParseKeyFilters(filters json.RawMessage) (KeyFilter, error) {
 	if len(list) == 0 {
 		return nil, errors.New("key_filters must hold at least one key filter")
 	}
-	p, err := kfParseList(list, 0)
+	count := 0
+	p, err := kfParseList(list, 0, &count)
 	if err != nil {
 		return nil, err
 	}
-	return func(key string) bool {
-		v, ok := p.run(kfVal{k: kfStr, s: key})
+	return func(ctx context.Context, key string) bool {
+		v, ok := p.run(ctx, kfVal{k: kfStr, s: key})
 		return ok && v.isTrue()
 	}, nil
 }
@@ -164,37 +199,41 @@ type kfTerm struct {
 }
 
 // kfStep is one filter: it maps a value to the next, or reports false when it cannot
-// apply (the reference crashes on that key, which drops it).
-type kfStep func(v kfVal) (kfVal, bool)
+// apply (the reference crashes on that key, which drops it) or ctx ended.
+type kfStep func(ctx context.Context, v kfVal) (kfVal, bool)
 
 // kfPipeline is a parsed filter list.
 type kfPipeline []kfStep
 
 // run applies the filters in order. An empty pipeline yields true (the reference's
 // compose([]) is fun(_) -> true).
-func (p kfPipeline) run(v kfVal) (kfVal, bool) {
+func (p kfPipeline) run(ctx context.Context, v kfVal) (kfVal, bool) {
 	if len(p) == 0 {
 		return kfTrue, true
 	}
 	for _, s := range p {
 		var ok bool
-		if v, ok = s(v); !ok {
+		if v, ok = s(ctx, v); !ok {
 			return v, false
 		}
 	}
 	return v, true
 }
 
-// kfParseList parses a filter list whose elements are given.
-func kfParseList(list []json.RawMessage, depth int) (kfPipeline, error) {
+// kfParseList parses a filter list whose elements are given; count is the number of
+// filters of the whole list parsed so far.
+func kfParseList(list []json.RawMessage, depth int, count *int) (kfPipeline, error) {
 	if depth > kfMaxDepth {
 		return nil, fmt.Errorf("key filters nested more than %d deep", kfMaxDepth)
+	}
+	if *count += len(list); *count > kfMaxFilters {
+		return nil, errTooManyFilters
 	}
 	p := make(kfPipeline, 0, len(list))
 	pred := false
 	var last string
 	for _, raw := range list {
-		s, name, isPred, err := kfParseFilter(raw, depth)
+		s, name, isPred, err := kfParseFilter(raw, depth, count)
 		if err != nil {
 			return nil, err
 		}
@@ -207,17 +246,26 @@ func kfParseList(list []json.RawMessage, depth int) (kfPipeline, error) {
 	return p, nil
 }
 
+// errTooManyFilters is a list past kfMaxFilters.
+var errTooManyFilters = fmt.Errorf("too many key filters: at most %d in all, nested ones and the arguments of and/or included", kfMaxFilters)
+
 // kfNestedList parses an argument of and/or/not: a filter list.
-func kfNestedList(name string, raw json.RawMessage, depth int) (kfPipeline, error) {
+func kfNestedList(name string, raw json.RawMessage, depth int, count *int) (kfPipeline, error) {
+	if countItems(raw)+*count > kfMaxFilters {
+		return nil, errTooManyFilters
+	}
 	var list []json.RawMessage
 	if err := json.Unmarshal(raw, &list); err != nil || list == nil {
 		return nil, fmt.Errorf("key filter %q: each argument must be a list of key filters, not %s", name, kfExcerpt(raw))
 	}
-	return kfParseList(list, depth+1)
+	return kfParseList(list, depth+1, count)
 }
 
 // kfParseFilter parses one filter [name, arg...].
-func kfParseFilter(raw json.RawMessage, depth int) (s kfStep, name string, pred bool, err error) {
+func kfParseFilter(raw json.RawMessage, depth int, count *int) (s kfStep, name string, pred bool, err error) {
+	if countItems(raw) > kfMaxArgs+1 {
+		return nil, "", false, fmt.Errorf("invalid key filter %s: a key filter has at most %d arguments", kfExcerpt(raw), kfMaxArgs)
+	}
 	var elems []json.RawMessage
 	if err := json.Unmarshal(raw, &elems); err != nil || len(elems) == 0 {
 		return nil, "", false, fmt.Errorf("invalid key filter %s: a key filter is a list [name, arg...]", kfExcerpt(raw))
@@ -257,9 +305,9 @@ func kfParseFilter(raw json.RawMessage, depth int) (s kfStep, name string, pred 
 	case "starts_with", "ends_with":
 		s, err = kfAffix(name, args)
 	case "and", "or":
-		s, err = kfLogical(name, args, depth)
+		s, err = kfLogical(name, args, depth, count)
 	case "not":
-		s, err = kfNot(args, depth)
+		s, err = kfNot(args, depth, count)
 	case "sounds_like":
 		err = errors.New(`key filter "sounds_like" is not implemented`)
 	default:
@@ -337,7 +385,7 @@ func kfTextArg(name string, raw json.RawMessage) (string, error) {
 
 // Transforms.
 
-func kfIntToString(v kfVal) (kfVal, bool) {
+func kfIntToString(_ context.Context, v kfVal) (kfVal, bool) {
 	switch v.k {
 	case kfInt:
 		return kfVal{k: kfStr, s: strconv.FormatInt(v.i, 10)}, true
@@ -347,7 +395,7 @@ func kfIntToString(v kfVal) (kfVal, bool) {
 	return v, false
 }
 
-func kfStringToInt(v kfVal) (kfVal, bool) {
+func kfStringToInt(_ context.Context, v kfVal) (kfVal, bool) {
 	switch v.k {
 	case kfInt, kfBig:
 		return v, true
@@ -378,14 +426,14 @@ func kfErlangInt(s string) (kfVal, bool) {
 	return kfVal{k: kfBig, n: n}, ok
 }
 
-func kfFloatToString(v kfVal) (kfVal, bool) {
+func kfFloatToString(_ context.Context, v kfVal) (kfVal, bool) {
 	if v.k != kfFloat {
 		return v, false
 	}
 	return kfVal{k: kfStr, s: v.text()}, true
 }
 
-func kfStringToFloat(v kfVal) (kfVal, bool) {
+func kfStringToFloat(_ context.Context, v kfVal) (kfVal, bool) {
 	switch v.k {
 	case kfFloat:
 		return v, true // "%.20e" reads back exactly
@@ -438,7 +486,7 @@ func kfDigitRun(s string, i int) (int, bool) {
 }
 
 func kfCaseMap(upper bool) kfStep {
-	return func(v kfVal) (kfVal, bool) {
+	return func(_ context.Context, v kfVal) (kfVal, bool) {
 		s := v.text()
 		if utf8.ValidString(s) {
 			if upper {
@@ -462,7 +510,7 @@ func kfCaseMap(upper bool) kfStep {
 // kfURLDecode is the reference's mochiweb_util:parse_qs("x=" ++ V) value: V up to the
 // first '&' or ';', with '+' as space and %XX decoded (a '%' not followed by two hex
 // digits stays as it is).
-func kfURLDecode(v kfVal) (kfVal, bool) {
+func kfURLDecode(_ context.Context, v kfVal) (kfVal, bool) {
 	s := v.text()
 	if i := strings.IndexAny(s, "&;"); i >= 0 {
 		s = s[:i]
@@ -523,7 +571,7 @@ func kfTokenize(args []json.RawMessage) (kfStep, error) {
 	for i := 0; i < len(seps); i++ {
 		isSep[seps[i]] = true
 	}
-	return func(v kfVal) (kfVal, bool) {
+	return func(_ context.Context, v kfVal) (kfVal, bool) {
 		s := v.text()
 		var count int64
 		for i := 0; i < len(s); {
@@ -628,17 +676,17 @@ func kfCompare(name string, args []json.RawMessage) (kfStep, error) {
 	}
 	switch name {
 	case "greater_than":
-		return func(v kfVal) (kfVal, bool) { return kfBool(kfCompareTerm(v, t) > 0), true }, nil
+		return func(_ context.Context, v kfVal) (kfVal, bool) { return kfBool(kfCompareTerm(v, t) > 0), true }, nil
 	case "less_than":
-		return func(v kfVal) (kfVal, bool) { return kfBool(kfCompareTerm(v, t) < 0), true }, nil
+		return func(_ context.Context, v kfVal) (kfVal, bool) { return kfBool(kfCompareTerm(v, t) < 0), true }, nil
 	case "greater_than_eq":
-		return func(v kfVal) (kfVal, bool) { return kfBool(kfCompareTerm(v, t) >= 0), true }, nil
+		return func(_ context.Context, v kfVal) (kfVal, bool) { return kfBool(kfCompareTerm(v, t) >= 0), true }, nil
 	case "less_than_eq":
-		return func(v kfVal) (kfVal, bool) { return kfBool(kfCompareTerm(v, t) <= 0), true }, nil
+		return func(_ context.Context, v kfVal) (kfVal, bool) { return kfBool(kfCompareTerm(v, t) <= 0), true }, nil
 	case "eq":
-		return func(v kfVal) (kfVal, bool) { return kfBool(kfExactEqual(v, t)), true }, nil
+		return func(_ context.Context, v kfVal) (kfVal, bool) { return kfBool(kfExactEqual(v, t)), true }, nil
 	}
-	return func(v kfVal) (kfVal, bool) { return kfBool(!kfExactEqual(v, t)), true }, nil
+	return func(_ context.Context, v kfVal) (kfVal, bool) { return kfBool(!kfExactEqual(v, t)), true }, nil
 }
 
 func kfBetween(args []json.RawMessage) (kfStep, error) {
@@ -660,11 +708,11 @@ func kfBetween(args []json.RawMessage) (kfStep, error) {
 		}
 	}
 	if inclusive {
-		return func(v kfVal) (kfVal, bool) {
+		return func(_ context.Context, v kfVal) (kfVal, bool) {
 			return kfBool(kfCompareTerm(v, lo) >= 0 && kfCompareTerm(v, hi) <= 0), true
 		}, nil
 	}
-	return func(v kfVal) (kfVal, bool) {
+	return func(_ context.Context, v kfVal) (kfVal, bool) {
 		return kfBool(kfCompareTerm(v, lo) > 0 && kfCompareTerm(v, hi) < 0), true
 	}, nil
 }
@@ -677,21 +725,88 @@ func kfMatches(args []json.RawMessage) (kfStep, error) {
 	if err := json.Unmarshal(args[0], &pattern); err != nil {
 		return nil, fmt.Errorf("key filter \"matches\": the regular expression must be a string, not %s", kfExcerpt(args[0]))
 	}
+	if len(pattern) > kfMaxPattern {
+		return nil, fmt.Errorf("key filter \"matches\": the regular expression is %d bytes long; at most %d are allowed", len(pattern), kfMaxPattern)
+	}
 	re, err := regexp.Compile(pattern)
+	var size int
+	if err == nil {
+		size, err = kfProgramSize(pattern)
+	}
 	if err != nil {
 		msg := err.Error()
 		var se *syntax.Error
 		if errors.As(err, &se) {
 			msg = fmt.Sprintf("%s: `%s`", se.Code, se.Expr)
 		}
+		if errors.Is(err, errProgramTooLarge) {
+			return nil, fmt.Errorf("key filter \"matches\": the regular expression %q is too complex: it compiles to more than %d instructions (a counted repetition such as {100} copies what it repeats)", pattern, kfMaxProgram)
+		}
 		return nil, fmt.Errorf("key filter \"matches\": invalid regular expression %q: %s (patterns use RE2 syntax; PCRE-only features such as look-around, backreferences, possessive quantifiers and atomic groups are not supported)", pattern, msg)
 	}
-	return func(v kfVal) (kfVal, bool) {
+	return func(ctx context.Context, v kfVal) (kfVal, bool) {
 		if v.k != kfStr {
 			return v, false // the reference's re:run refuses numbers and atoms
 		}
-		return kfBool(re.MatchString(v.s)), true
+		if len(v.s)*size <= kfMatchStringSteps || ctx.Done() == nil {
+			return kfBool(re.MatchString(v.s)), true
+		}
+		r := &kfKeyReader{s: v.s, done: ctx.Done()}
+		m := re.MatchReader(r)
+		if r.stopped {
+			return kfFalse, false
+		}
+		return kfBool(m), true
 	}, nil
+}
+
+// kfKeyReader reads a key to a regular expression rune by rune, as MatchString
+// decodes it (a byte that is not UTF-8 is one U+FFFD), and ends it early, with stopped
+// set, once done is closed: the match then finishes at once on the input it has.
+type kfKeyReader struct {
+	s       string
+	i, n    int
+	done    <-chan struct{}
+	stopped bool
+}
+
+// ReadRune implements io.RuneReader.
+func (r *kfKeyReader) ReadRune() (rune, int, error) {
+	if r.i >= len(r.s) {
+		return 0, 0, io.EOF
+	}
+	if r.n++; r.n%256 == 0 {
+		select {
+		case <-r.done:
+			r.stopped = true
+			r.i = len(r.s)
+			return 0, 0, io.EOF
+		default:
+		}
+	}
+	c, w := utf8.DecodeRuneInString(r.s[r.i:])
+	r.i += w
+	return c, w, nil
+}
+
+// errProgramTooLarge is a pattern whose program is longer than kfMaxProgram.
+var errProgramTooLarge = errors.New("regular expression program too large")
+
+// kfProgramSize returns the length of the program of a pattern that compiles, and
+// refuses one longer than kfMaxProgram: matching costs up to its length per byte.
+func kfProgramSize(pattern string) (int, error) {
+	re, err := syntax.Parse(pattern, syntax.Perl)
+	if err != nil {
+		return 0, err
+	}
+	prog, err := syntax.Compile(re.Simplify())
+	if err != nil {
+		return 0, err
+	}
+	if len(prog.Inst) > kfMaxProgram {
+		return 0, errProgramTooLarge
+	}
+	return len(prog.Inst), nil
 }
 
 func kfSetMember(args []json.RawMessage) (kfStep, error) {
@@ -703,7 +818,7 @@ func kfSetMember(args []json.RawMessage) (kfStep, error) {
 		}
 		set[s] = struct{}{}
 	}
-	return func(v kfVal) (kfVal, bool) {
+	return func(_ context.Context, v kfVal) (kfVal, bool) {
 		_, ok := set[v.text()]
 		return kfBool(ok), true
 	}, nil
@@ -717,51 +832,99 @@ func kfSimilarTo(args []json.RawMessage) (kfStep, error) {
 	if err != nil {
 		return nil, err
 	}
+	if len(str) > kfMaxSimilarTo {
+		return nil, fmt.Errorf("key filter \"similar_to\": the string is %d bytes long; at most %d are allowed", len(str), kfMaxSimilarTo)
+	}
 	limit, err := kfParseTerm(args[1])
 	if err != nil || limit.rank != kfRankNumber {
 		return nil, fmt.Errorf("key filter \"similar_to\": the maximum distance must be a number, not %s", kfExcerpt(args[1]))
 	}
-	return func(v kfVal) (kfVal, bool) {
-		d := kfLevenshtein(v.text(), str)
-		return kfBool(kfCompareNum(kfVal{k: kfInt, i: int64(d)}, limit.v) <= 0), true
+	return func(ctx context.Context, v kfVal) (kfVal, bool) {
+		key := v.text()
+		// The distance is at most the longer length: compare only when the limit is
+		// below it, and then within a band of the limit's width.
+		longer := max(len(key), len(str))
+		if kfCompareNum(kfVal{k: kfInt, i: int64(longer)}, limit.v) <= 0 {
+			return kfTrue, true
+		}
+		if kfCompareNum(kfVal{k: kfInt}, limit.v) > 0 {
+			return kfFalse, true // a negative limit
+		}
+		within, ok := kfWithinDistance(ctx, key, str, kfFloor(limit.v))
+		return kfBool(within), ok
 	}, nil
 }
 
-// kfLevenshtein is the edit distance between a and b in bytes.
-func kfLevenshtein(a, b string) int {
-	if a == b {
-		return 0
+// kfFloor is the integer part of a non-negative number below an int's range (similar_to
+// calls it only for a limit below a string's length).
+func kfFloor(v kfVal) int {
+	switch v.k {
+	case kfInt:
+		return int(v.i)
+	case kfFloat:
+		return int(math.Floor(v.f))
 	}
-	if len(a) == 0 {
-		return len(b)
+	return int(v.n.Int64())
+}
+
+// kfWithinDistance reports whether the Levenshtein distance between a and b, counted in
+// bytes, is at most k (0 ≤ k). It walks the longer string a row at a time over the
+// shorter one (so it keeps one row of the shorter's length), computing only the cells
+// within k of the diagonal: at most max(len) × min(min(len), 2k+1) steps. It stops as
+// soon as a row has no cell within k, and when ctx ends (ok false).
+func kfWithinDistance(ctx context.Context, a, b string, k int) (within, ok bool) {
+	if len(a) < len(b) {
+		a, b = b, a
 	}
-	if len(b) == 0 {
-		return len(a)
+	m, n := len(a), len(b)
+	if m-n > k || n == 0 {
+		return m-n <= k, true
 	}
+	inf := k + 1 // any distance above k
 	var buf [64]int
 	var row []int
-	if len(b)+1 <= len(buf) {
-		row = buf[:len(b)+1]
+	if n+1 <= len(buf) {
+		row = buf[:n+1]
 	} else {
-		row = make([]int, len(b)+1)
+		row = make([]int, n+1)
 	}
 	for j := range row {
-		row[j] = j
+		row[j] = min(j, inf)
 	}
-	for i := 0; i < len(a); i++ {
-		diag := row[0] // distance of a[:i], b[:j] for j = 0
-		row[0] = i + 1
-		for j := 0; j < len(b); j++ {
+	done := ctx.Done()
+	for i := 1; i <= m; i++ {
+		if i%256 == 0 && done != nil {
+			select {
+			case <-done:
+				return false, false
+			default:
+			}
+		}
+		lo, hi := max(1, i-k), min(n, i+k)
+		if lo > hi {
+			return false, true // the band left the row: every cell is above k
+		}
+		diag := row[lo-1] // the previous row's cell left of the band
+		row[lo-1] = inf   // this row's cell left of the band is outside it
+		if lo == 1 {
+			row[0] = min(i, inf)
+		}
+		best := row[lo-1]
+		for j := lo; j <= hi; j++ {
 			cost := 1
-			if a[i] == b[j] {
+			if a[i-1] == b[j-1] {
 				cost = 0
 			}
-			next := min(row[j]+1, row[j+1]+1, diag+cost)
-			diag = row[j+1]
-			row[j+1] = next
+			up := row[j]
+			v := min(up+1, row[j-1]+1, diag+cost, inf)
+			diag, row[j] = up, v
+			best = min(best, v)
+		}
+		if best > k {
+			return false, true
 		}
 	}
-	return row[len(b)]
+	return row[n] <= k, true
 }
 
 func kfAffix(name string, args []json.RawMessage) (kfStep, error) {
@@ -773,27 +936,34 @@ func kfAffix(name string, args []json.RawMessage) (kfStep, error) {
 		return nil, err
 	}
 	if name == "starts_with" {
-		return func(v kfVal) (kfVal, bool) { return kfBool(strings.HasPrefix(v.text(), affix)), true }, nil
+		return func(_ context.Context, v kfVal) (kfVal, bool) {
+			return kfBool(strings.HasPrefix(v.text(), affix)), true
+		}, nil
 	}
-	return func(v kfVal) (kfVal, bool) { return kfBool(strings.HasSuffix(v.text(), affix)), true }, nil
+	return func(_ context.Context, v kfVal) (kfVal, bool) {
+		return kfBool(strings.HasSuffix(v.text(), affix)), true
+	}, nil
 }
 
 // kfLogical parses "and" and "or": each argument is a filter list applied to the
 // current value. They stop at the first list that decides, as the reference's
 // lists:all and lists:any do.
-func kfLogical(name string, args []json.RawMessage, depth int) (kfStep, error) {
+func kfLogical(name string, args []json.RawMessage, depth int, count *int) (kfStep, error) {
+	if *count += len(args); *count > kfMaxFilters {
+		return nil, errTooManyFilters
+	}
 	subs := make([]kfPipeline, 0, len(args))
 	for _, a := range args {
-		p, err := kfNestedList(name, a, depth)
+		p, err := kfNestedList(name, a, depth, count)
 		if err != nil {
 			return nil, err
 		}
 		subs = append(subs, p)
 	}
 	all := name == "and"
-	return func(v kfVal) (kfVal, bool) {
+	return func(ctx context.Context, v kfVal) (kfVal, bool) {
 		for _, p := range subs {
-			r, ok := p.run(v)
+			r, ok := p.run(ctx, v)
 			if !ok {
 				return r, false
 			}
@@ -805,16 +975,16 @@ func kfLogical(name string, args []json.RawMessage, depth int) (kfStep, error) {
 	}, nil
 }
 
-func kfNot(args []json.RawMessage, depth int) (kfStep, error) {
+func kfNot(args []json.RawMessage, depth int, count *int) (kfStep, error) {
 	if err := kfNeedArgs("not", args, 1, "a list of key filters"); err != nil {
 		return nil, err
 	}
-	p, err := kfNestedList("not", args[0], depth)
+	p, err := kfNestedList("not", args[0], depth, count)
 	if err != nil {
 		return nil, err
 	}
-	return func(v kfVal) (kfVal, bool) {
-		r, ok := p.run(v)
+	return func(ctx context.Context, v kfVal) (kfVal, bool) {
+		r, ok := p.run(ctx, v)
 		if !ok || !r.isTrue() && !r.isFalse() {
 			return r, false
 		}

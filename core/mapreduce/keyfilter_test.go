@@ -1,10 +1,13 @@
 package mapreduce
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
+	"math/rand/v2"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestKeyFilters(t *testing.T) {
@@ -109,12 +112,12 @@ func TestKeyFilters(t *testing.T) {
 				t.Fatalf("ParseKeyFilters(%s): %v", tc.filters, err)
 			}
 			for _, k := range tc.match {
-				if !f(k) {
+				if !f(t.Context(), k) {
 					t.Errorf("%s: key %q does not match, want match", tc.filters, k)
 				}
 			}
 			for _, k := range tc.nomatch {
-				if f(k) {
+				if f(t.Context(), k) {
 					t.Errorf("%s: key %q matches, want no match", tc.filters, k)
 				}
 			}
@@ -186,6 +189,28 @@ func TestKeyFilterErrors(t *testing.T) {
 	}
 }
 
+// levenshtein is the textbook edit distance in bytes, the reference for
+// kfWithinDistance.
+func levenshtein(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}
+
 func TestKeyFilterLevenshtein(t *testing.T) {
 	t.Parallel()
 	long := strings.Repeat("ab", 50)
@@ -199,8 +224,101 @@ func TestKeyFilterLevenshtein(t *testing.T) {
 		{long, long + "x", 1}, {long + "x", long, 1}, {long, strings.Repeat("ba", 50), 2},
 	}
 	for _, tc := range tests {
-		if got := kfLevenshtein(tc.a, tc.b); got != tc.want {
+		if got := levenshtein(tc.a, tc.b); got != tc.want {
 			t.Errorf("levenshtein(%q, %q) = %d, want %d", tc.a, tc.b, got, tc.want)
+		}
+		for k := range tc.want + 3 {
+			if got, ok := kfWithinDistance(t.Context(), tc.a, tc.b, k); !ok || got != (tc.want <= k) {
+				t.Errorf("kfWithinDistance(%q, %q, %d) = %v, %v; the distance is %d", tc.a, tc.b, k, got, ok, tc.want)
+			}
+		}
+	}
+	// The band gives the textbook answer on random strings of a small alphabet, on
+	// both sides of the stack buffer's size.
+	rng := rand.New(rand.NewPCG(1, 2))
+	word := func() string {
+		b := make([]byte, rng.IntN(90))
+		for i := range b {
+			b[i] = "abc"[rng.IntN(3)]
+		}
+		return string(b)
+	}
+	for range 400 {
+		a, b := word(), word()
+		d := levenshtein(a, b)
+		for _, k := range []int{0, 1, d - 1, d, d + 1, rng.IntN(100)} {
+			if k < 0 {
+				continue
+			}
+			if got, ok := kfWithinDistance(t.Context(), a, b, k); !ok || got != (d <= k) {
+				t.Fatalf("kfWithinDistance(%q, %q, %d) = %v, %v; the distance is %d", a, b, k, got, ok, d)
+			}
+		}
+	}
+}
+
+// TestKeyFilterCostBounded is the attack of a huge similar_to (60 KB × 60 KB, which
+// took 18.9 s of one core under a 1 s timeout): the string is refused when the list is
+// parsed; the largest string allowed against a 60 KB key stops within moments of its
+// context's end; too many filters and a regular expression that compiles to a huge
+// program are refused.
+func TestKeyFilterCostBounded(t *testing.T) {
+	t.Parallel()
+	big := strings.Repeat("x", 60<<10)
+	if _, err := ParseKeyFilters(json.RawMessage(`[["similar_to","` + big + `",1000000]]`)); err == nil ||
+		!strings.Contains(err.Error(), "at most 1024 are allowed") {
+		t.Fatalf("a 60 KB similar_to string: err = %v", err)
+	}
+	f, err := ParseKeyFilters(json.RawMessage(`[["similar_to","` + strings.Repeat("y", kfMaxSimilarTo) + `",61000]]`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 50*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	for range 1000 { // 1000 keys of 60 KB: many seconds of work without the deadline
+		if f(ctx, big) || ctx.Err() != nil {
+			break
+		}
+	}
+	if took := time.Since(start); took > 2*time.Second || ctx.Err() == nil {
+		t.Fatalf("the filter ran %v past a 50ms deadline (ctx %v)", took, ctx.Err())
+	}
+	// A limit at or above the longer length is true without a comparison.
+	g, err := ParseKeyFilters(json.RawMessage(`[["similar_to","` + strings.Repeat("y", kfMaxSimilarTo) + `",61440]]`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	done, stop := context.WithCancel(t.Context())
+	stop()
+	if !g(done, big) {
+		t.Fatal("a limit of the key's length: want true")
+	}
+
+	// A costly regular expression on a long key stops at the deadline too (it takes
+	// some 40 s over 1 MB).
+	h, err := ParseKeyFilters(json.RawMessage(`[["matches","(a|aa){0,900}b"]]`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel = context.WithTimeout(t.Context(), 50*time.Millisecond)
+	defer cancel()
+	start = time.Now()
+	if h(ctx, strings.Repeat("a", 1<<20)) || time.Since(start) > 2*time.Second {
+		t.Fatalf("matches over 1 MB: %v", time.Since(start))
+	}
+	if !h(t.Context(), strings.Repeat("a", 5000)+"b") || h(t.Context(), strings.Repeat("a", 5000)) {
+		t.Fatal("matches through the reader answers differently")
+	}
+
+	for _, tc := range []struct{ name, filters, want string }{
+		{"too many filters", "[" + strings.Repeat(`["eq","a"],`, kfMaxFilters) + `["eq","a"]]`, "too many key filters"},
+		{"too many nested", `[["or"` + strings.Repeat(`,[["eq","a"]]`, kfMaxFilters) + `]]`, "too many key filters"},
+		{"long pattern", `[["matches","` + strings.Repeat("a", kfMaxPattern+1) + `"]]`, "at most 1024 are allowed"},
+		{"huge program", `[["matches","(a|b){999}(a|b){999}(a|b){999}(a|b){999}"]]`, "too complex"},
+	} {
+		if _, err := ParseKeyFilters(json.RawMessage(tc.filters)); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: err = %v, want it to contain %q", tc.name, err, tc.want)
 		}
 	}
 }
@@ -216,7 +334,7 @@ func TestKeyFilterConcurrent(t *testing.T) {
 		go func() {
 			n := 0
 			for i := range 1000 {
-				if f(fmt.Sprintf("k-%d", (i+g)%40)) {
+				if f(context.Background(), fmt.Sprintf("k-%d", (i+g)%40)) {
 					n++
 				}
 			}
@@ -252,9 +370,10 @@ func TestKeyFilterNoAllocs(t *testing.T) {
 			t.Fatalf("%s: %v", filters, err)
 		}
 		keys := []string{"user_1", "user_55", "user_500", "user_x"}
+		ctx := t.Context()
 		allocs := testing.AllocsPerRun(100, func() {
 			for _, k := range keys {
-				f(k)
+				f(ctx, k)
 			}
 		})
 		if allocs != 0 {
@@ -285,7 +404,7 @@ func BenchmarkKeyFilter(b *testing.B) {
 			b.ReportAllocs()
 			n := 0
 			for i := 0; b.Loop(); i++ {
-				if f(keys[i%len(keys)]) {
+				if f(b.Context(), keys[i%len(keys)]) {
 					n++
 				}
 			}
@@ -315,8 +434,8 @@ func FuzzParseKeyFilters(f *testing.F) {
 			}
 			return
 		}
-		got := kf(key)
-		if kf(key) != got {
+		got := kf(t.Context(), key)
+		if kf(t.Context(), key) != got {
 			t.Fatal("filter is not deterministic")
 		}
 	})

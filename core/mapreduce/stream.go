@@ -38,32 +38,30 @@ type sent struct {
 	end bool
 }
 
-// callSlot is a token of Service.calls that a streamed map phase takes while it waits
-// for its stream's outputs and gives back before it waits for another phase. It is
-// used by one goroutine.
+// callSlot is a call slot (Execution.takeCall) that a streamed map phase takes while it
+// waits for its stream's outputs and gives back before it waits for another phase. It
+// is used by one goroutine.
 type callSlot struct {
-	calls chan struct{}
-	held  bool
+	e    *Execution
+	held bool
 }
 
-// acquire takes the token unless it is held already.
+// acquire takes the slot unless it is held already.
 func (c *callSlot) acquire(ctx context.Context) error {
 	if c.held {
 		return nil
 	}
-	select {
-	case c.calls <- struct{}{}:
-		c.held = true
-		return nil
-	case <-ctx.Done():
-		return context.Cause(ctx)
+	if err := c.e.takeCall(ctx); err != nil {
+		return err
 	}
+	c.held = true
+	return nil
 }
 
-// release gives the token back if it is held.
+// release gives the slot back if it is held.
 func (c *callSlot) release() {
 	if c.held {
-		<-c.calls
+		c.e.giveCall()
 		c.held = false
 	}
 }
@@ -98,7 +96,7 @@ func (e *Execution) streamMap(ctx context.Context, st *stage, ms hooks.MapStream
 	if err != nil {
 		return err
 	}
-	slot := callSlot{calls: e.s.calls}
+	slot := callSlot{e: e}
 	defer slot.release()
 	if err := slot.acquire(ctx); err != nil {
 		return err

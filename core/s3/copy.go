@@ -26,7 +26,7 @@ type CopyInput struct {
 // meanwhile without affecting the copy. Copying an object onto itself must change its
 // metadata (InvalidRequest otherwise).
 func (s *Service) CopyObject(ctx context.Context, r Requester, srcBucket, srcKey, dstBucket, dstKey string, ci CopyInput) (*Manifest, error) {
-	if err := checkKey(dstKey); err != nil {
+	if err := checkNewKey(dstKey); err != nil {
 		return nil, err
 	}
 	src, err := s.OpenObject(ctx, r, srcBucket, srcKey)

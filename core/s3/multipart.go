@@ -73,7 +73,7 @@ var errNoSuchUpload = &Error{NoSuchUpload, "The specified upload does not exist.
 // CreateUpload starts a multipart upload (WRITE on the bucket). in gives the object's
 // type, metadata, headers and ACL; its body is not read.
 func (s *Service) CreateUpload(ctx context.Context, r Requester, bucket, key string, in PutInput) (*Upload, error) {
-	if err := checkKey(key); err != nil {
+	if err := checkNewKey(key); err != nil {
 		return nil, err
 	}
 	if err := checkMeta(in.Meta); err != nil {

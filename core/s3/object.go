@@ -77,6 +77,23 @@ func checkKey(key string) error {
 	return nil
 }
 
+// checkNewKey is checkKey for a key about to be written: it also refuses the characters
+// an XML 1.0 document cannot carry (the C0 controls but tab, line feed and carriage
+// return, and U+FFFE and U+FFFF), which a listing could only show as U+FFFD, a name
+// that answers 404. Keys stored before the rule keep being read and deleted by their
+// names, and listed faithfully with encoding-type=url.
+func checkNewKey(key string) error {
+	if err := checkKey(key); err != nil {
+		return err
+	}
+	for i, c := range key {
+		if c < 0x20 && c != '\t' && c != '\n' && c != '\r' || c == 0xFFFE || c == 0xFFFF {
+			return Errorf(InvalidArgument, "The object key must not contain the character U+%04X (at byte %d): an XML listing cannot carry it", c, i)
+		}
+	}
+	return nil
+}
+
 // writableBucket returns the bucket if r may write objects into it: action on key
 // under the bucket policy, else WRITE in the bucket's ACL.
 func (s *Service) writableBucket(ctx context.Context, r Requester, bucket, action, key string) (*Bucket, error) {
@@ -94,7 +111,7 @@ func (s *Service) writableBucket(ctx context.Context, r Requester, bucket, actio
 // The data is cut into chunks as it is read; nothing is visible until the whole body
 // has arrived and matched its digest, then the manifest switches in one synced batch.
 func (s *Service) PutObject(ctx context.Context, r Requester, bucket, key string, in PutInput) (*Manifest, error) {
-	if err := checkKey(key); err != nil {
+	if err := checkNewKey(key); err != nil {
 		return nil, err
 	}
 	if in.Size < 0 {
@@ -347,7 +364,9 @@ func (s *Service) manifest(get getter, bucket, key string) (*Manifest, error) {
 }
 
 // readable returns the manifest if r may read the object (READ on the object). The
-// bucket must exist.
+// bucket must exist. A missing key is NoSuchKey only to a requester who may list the
+// bucket; anyone else gets AccessDenied, as for a key they may not read, so that keys
+// cannot be probed for (AWS answers so without s3:ListBucket).
 func (s *Service) readable(ctx context.Context, get getter, r Requester, bucket, key string, perm Permission) (*Manifest, error) {
 	b, err := s.Bucket(ctx, bucket)
 	if err != nil {
@@ -358,7 +377,7 @@ func (s *Service) readable(ctx context.Context, get getter, r Requester, bucket,
 	}
 	m, err := s.manifest(get, bucket, key)
 	if err != nil {
-		return nil, err
+		return nil, s.hideMissing(b, r, err)
 	}
 	action := ActionGetObject
 	if perm == PermReadACP {
@@ -368,6 +387,16 @@ func (s *Service) readable(ctx context.Context, get getter, r Requester, bucket,
 		return nil, errAccessDenied
 	}
 	return m, nil
+}
+
+// hideMissing returns err, the error of reading a key's manifest, as r may see it:
+// NoSuchKey becomes AccessDenied unless r may list bucket b (its policy's
+// s3:ListBucket, else READ in its ACL).
+func (s *Service) hideMissing(b *Bucket, r Requester, err error) error {
+	if IsCode(err, NoSuchKey) && !s.allowed(b, nil, r, ActionListBucket, "", PermRead) {
+		return errAccessDenied
+	}
+	return err
 }
 
 // StatObject returns the object's manifest (READ on the object).
@@ -640,7 +669,7 @@ func (s *Service) SetObjectACL(ctx context.Context, r Requester, bucket, key str
 	defer l.Unlock()
 	m, err := s.manifest(s.db.Get, bucket, key)
 	if err != nil {
-		return err
+		return s.hideMissing(b, r, err)
 	}
 	if !s.allowed(b, &m.ACL, r, ActionPutObjectACL, key, PermWriteACP) {
 		return errAccessDenied

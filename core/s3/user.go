@@ -79,14 +79,47 @@ func validEmail(e string) bool {
 }
 
 // CreateUser creates a user: 409 UserAlreadyExists when the e-mail address is taken, 400
-// InvalidUserField for a missing name or a malformed address.
+// InvalidUserField for a missing name, a malformed address, or a name or display name
+// (the address's local part) that reads as a reserved one (checkShownName) or an
+// address in the server's own domain.
 func (s *Service) CreateUser(ctx context.Context, nu NewUser) (*User, error) {
+	return s.createUser(ctx, nu, false)
+}
+
+// checkUserFields checks a new or changed user name and e-mail address (either may be
+// "" when it does not change) as CreateUser describes.
+func checkUserFields(name, email string) error {
+	if name != "" {
+		if err := checkShownName("user name", name); err != nil {
+			return err
+		}
+	}
+	if email == "" {
+		return nil
+	}
+	if err := checkShownName("display name (the e-mail address before its @)", displayNameOf(email)); err != nil {
+		return err
+	}
+	if strings.HasSuffix(strings.ToLower(email), "@"+adminDomain) {
+		return Errorf(InvalidUserField, "The e-mail domain %s is the server's own", adminDomain)
+	}
+	return nil
+}
+
+// createUser is CreateUser; system (the server's own administrator) may take the
+// reserved names.
+func (s *Service) createUser(ctx context.Context, nu NewUser, system bool) (*User, error) {
 	nu.Name, nu.Email = strings.TrimSpace(nu.Name), strings.TrimSpace(nu.Email)
 	switch {
 	case nu.Name == "" || len(nu.Name) > maxUserField || strings.ContainsAny(nu.Name, "\r\n"):
 		return nil, Errorf(InvalidUserField, "The user name must be 1 to %d characters on one line", maxUserField)
 	case !validEmail(nu.Email) || len(nu.Email) > maxUserField:
 		return nil, Errorf(InvalidUserField, "Invalid e-mail address %q", nu.Email)
+	}
+	if !system {
+		if err := checkUserFields(nu.Name, nu.Email); err != nil {
+			return nil, err
+		}
 	}
 	s.usersMu.Lock()
 	defer s.usersMu.Unlock()
@@ -226,12 +259,20 @@ func (s *Service) UpdateUser(ctx context.Context, keyID string, up UserUpdate, b
 		if n == "" || len(n) > maxUserField || strings.ContainsAny(n, "\r\n") {
 			return nil, Errorf(InvalidUserField, "The user name must be 1 to %d characters on one line", maxUserField)
 		}
+		if n != u.Name {
+			if err := checkUserFields(n, ""); err != nil {
+				return nil, err
+			}
+		}
 		u.Name = n
 	}
 	if up.Email != nil && !strings.EqualFold(strings.TrimSpace(*up.Email), u.Email) {
 		e := strings.TrimSpace(*up.Email)
 		if !validEmail(e) || len(e) > maxUserField {
 			return nil, Errorf(InvalidUserField, "Invalid e-mail address %q", e)
+		}
+		if err := checkUserFields("", e); err != nil {
+			return nil, err
 		}
 		if ok, err := s.db.Has(emailKey(e)); err != nil {
 			return nil, fmt.Errorf("s3: update user: %w", err)
@@ -279,10 +320,10 @@ func (s *Service) EnsureAdmin(ctx context.Context, keyID, secret string) (*User,
 			}
 		}
 	case IsCode(err, NoSuchUser):
-		u, err = s.CreateUser(ctx, NewUser{Name: "admin", Email: "admin@" + adminDomain, KeyID: keyID, KeySecret: secret})
+		u, err = s.createUser(ctx, NewUser{Name: "admin", Email: "admin@" + adminDomain, KeyID: keyID, KeySecret: secret}, true)
 		if IsCode(err, UserAlreadyExists) {
 			// An earlier admin credential's user has the address.
-			u, err = s.CreateUser(ctx, NewUser{Name: "admin", Email: "admin-" + strings.ToLower(keyID) + "@" + adminDomain, KeyID: keyID, KeySecret: secret})
+			u, err = s.createUser(ctx, NewUser{Name: "admin", Email: "admin-" + strings.ToLower(keyID) + "@" + adminDomain, KeyID: keyID, KeySecret: secret}, true)
 		}
 		if err != nil {
 			return nil, fmt.Errorf("s3: create admin: %w", err)

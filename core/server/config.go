@@ -120,6 +120,14 @@ type Config struct {
 	S3TLSCert string `json:"s3-tls-cert"`
 	S3TLSKey  string `json:"s3-tls-key"`
 
+	// MapReduceMaxJobsPerClient is the most MapReduce jobs one client (its IP address,
+	// an IPv6 /64, or its user name when authenticated) runs at once; its next ones wait
+	// within their own timeout, then answer 503 (0: mapreduce.DefaultMaxJobsPerClient).
+	MapReduceMaxJobsPerClient int `json:"mapreduce-max-jobs-per-client"`
+	// JSMaxVMsPerClient is the most JavaScript VMs of each pool (MapReduce, precommit
+	// hooks) one client uses at once (0: half of each pool, at least 1).
+	JSMaxVMsPerClient int `json:"js-max-vms-per-client"`
+
 	// SyncLatency simulates a slower disk: every storage sync waits this long first. For
 	// benchmarks only (no flag).
 	SyncLatency time.Duration `json:"-"`
@@ -227,6 +235,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("max-object-meta-entries must be between 1 and 1000000")
 	case c.MaxObjectHeaderBytes < 1 || c.MaxObjectHeaderBytes > 1<<30:
 		return fmt.Errorf("max-object-header-bytes must be between 1 and 1GiB")
+	case c.MapReduceMaxJobsPerClient < 0 || c.JSMaxVMsPerClient < 0:
+		return fmt.Errorf("mapreduce-max-jobs-per-client and js-max-vms-per-client must not be negative")
 	}
 	if err := c.validateHTTP(); err != nil {
 		return err

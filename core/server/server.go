@@ -126,7 +126,8 @@ func New(cfg Config, version string, log *slog.Logger) (*Server, error) {
 		st.AddSource(ext.Stats)
 	}
 	mr := mapreduce.New(svc, reg, mapreduce.Config{MaxJobs: cfg.MapReduceMaxJobs,
-		MaxResultBytes: cfg.MapReduceMaxResultSize, MaxJobBytes: cfg.MapReduceMaxJobSize, Logger: log})
+		MaxResultBytes: cfg.MapReduceMaxResultSize, MaxJobBytes: cfg.MapReduceMaxJobSize, Logger: log,
+		MaxJobsPerClient: cfg.MapReduceMaxJobsPerClient})
 	api := kvapi.New(svc, kvapi.Config{Dialect: d, Version: version, Stats: st.Report, Logger: log,
 		Metrics: promhttp.HandlerFor(st.Prometheus(), promhttp.HandlerOpts{}),
 		Modules: mods, AdminCheck: cred.Matches, MapReduce: mr})

@@ -40,7 +40,7 @@ func FuzzSource(f *testing.F) {
 			a = json.RawMessage(arg)
 		}
 		for _, p := range []hooks.Point{hooks.PointMap, hooks.PointReduce} {
-			fn, err := r.FromSource(src, p)
+			fn, err := r.FromSource(context.Background(), src, p)
 			if err != nil {
 				var ce *hooks.CallError
 				if !errors.Is(err, hooks.ErrNoFunction) && !errors.As(err, &ce) {

@@ -86,7 +86,7 @@ func namedReduce(t testing.TB, r *Runtime, name string) hooks.Reduce {
 
 func sourceMap(t testing.TB, r *Runtime, src string) hooks.Map {
 	t.Helper()
-	f, err := r.FromSource(src, hooks.PointMap)
+	f, err := r.FromSource(context.Background(), src, hooks.PointMap)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -95,7 +95,7 @@ func sourceMap(t testing.TB, r *Runtime, src string) hooks.Map {
 
 func sourceReduce(t testing.TB, r *Runtime, src string) hooks.Reduce {
 	t.Helper()
-	f, err := r.FromSource(src, hooks.PointReduce)
+	f, err := r.FromSource(context.Background(), src, hooks.PointReduce)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -91,6 +91,12 @@ type Config struct {
 	// PoolWait is how long a call waits for a free VM before it fails with
 	// hooks.Unavailable (default 2s; the caller's context may end it sooner).
 	PoolWait time.Duration
+	// MaxVMsPerClient is the most VMs of each pool that serve one client
+	// (core.ClientFrom of the call's context) at once (default: half of the pool, at
+	// least 1). A call over its client's share waits, within PoolWait, for one of the
+	// client's own calls to end, then fails with hooks.Unavailable wrapping
+	// core.ErrClientBusy; the calls of other clients are not held up by it.
+	MaxVMsPerClient int
 	// InitTimeout bounds what the source directory's files run when a VM starts
 	// (default 1s).
 	InitTimeout time.Duration
@@ -192,8 +198,8 @@ func New(cfg Config) (*Runtime, error) {
 		return nil, errors.New("jsvm: negative timeout")
 	case cfg.StackSlots < 100 || cfg.StackSlots > 20000:
 		return nil, fmt.Errorf("jsvm: stack slots %d not between 100 and 20000", cfg.StackSlots)
-	case cfg.PoolSize < 0 || cfg.HookPoolSize < 0 || cfg.CacheSize < 0:
-		return nil, errors.New("jsvm: negative pool or cache size")
+	case cfg.PoolSize < 0 || cfg.HookPoolSize < 0 || cfg.CacheSize < 0 || cfg.MaxVMsPerClient < 0:
+		return nil, errors.New("jsvm: negative pool, share or cache size")
 	}
 	codec, err := hookjson.NewCodec(cfg.Dialect)
 	if err != nil {
@@ -238,8 +244,8 @@ func New(cfg Config) (*Runtime, error) {
 	if r.ref, err = r.newVM(); err != nil {
 		return nil, err
 	}
-	r.mapred = newPool(r, "MapReduce", cfg.PoolSize)
-	r.hook = newPool(r, "precommit hooks", cfg.HookPoolSize)
+	r.mapred = newPool(r, "MapReduce", cfg.PoolSize, cfg.MaxVMsPerClient)
+	r.hook = newPool(r, "precommit hooks", cfg.HookPoolSize, cfg.MaxVMsPerClient)
 	return r, nil
 }
 
@@ -315,15 +321,16 @@ type compiled struct {
 
 // FromSource implements hooks.SourceProvider: source must be a function expression
 // ("function(v, keyData, arg) {...}", a trailing semicolon allowed), for PointMap or
-// PointReduce. It is compiled once per distinct source.
-func (r *Runtime) FromSource(source string, p hooks.Point) (any, error) {
+// PointReduce. It is compiled once per distinct source, in a MapReduce VM of the client
+// ctx names and within ctx's deadline.
+func (r *Runtime) FromSource(ctx context.Context, source string, p hooks.Point) (any, error) {
 	if p != hooks.PointMap && p != hooks.PointReduce {
 		return nil, fmt.Errorf("jsvm: %w: anonymous JavaScript serves map and reduce phases only, not %s", hooks.ErrNoFunction, p)
 	}
 	if r.closed.Load() {
 		return nil, errClosed
 	}
-	c, err := r.compile(source)
+	c, err := r.compile(ctx, source)
 	if err != nil {
 		return nil, err
 	}
@@ -331,8 +338,8 @@ func (r *Runtime) FromSource(source string, p hooks.Point) (any, error) {
 }
 
 // compile returns source's compiled form from the cache, or compiles it and checks in
-// a VM that it evaluates to a function.
-func (r *Runtime) compile(source string) (*compiled, error) {
+// a VM that it evaluates to a function (within the call time limit and ctx).
+func (r *Runtime) compile(ctx context.Context, source string) (*compiled, error) {
 	h := sha256.Sum256([]byte(source))
 	r.srcMu.Lock()
 	c := r.sources[h]
@@ -342,13 +349,17 @@ func (r *Runtime) compile(source string) (*compiled, error) {
 		return c, c.err
 	}
 	r.st.cacheMisses.Add(1)
-	v, err := r.mapred.acquire(context.Background(), r.cfg.PoolWait)
+	v, err := r.mapred.acquire(ctx, r.cfg.PoolWait)
 	if err != nil {
 		return nil, err
 	}
+	limit := r.cfg.Timeout
+	if d, ok := ctx.Deadline(); ok {
+		limit = max(min(limit, time.Until(d)), time.Millisecond)
+	}
 	var recycle bool
-	r.mapred.guard(context.Background(), v, time.Now().Add(r.cfg.Timeout), func() {
-		c, recycle, err = r.compileIn(v, source, h)
+	r.mapred.guard(ctx, v, time.Now().Add(limit), func() {
+		c, recycle, err = r.compileIn(v, source, h, limit)
 	})
 	r.mapred.release(v, recycle)
 	if err != nil {
@@ -369,11 +380,11 @@ func (r *Runtime) compile(source string) (*compiled, error) {
 	return c, c.err
 }
 
-// compileIn compiles source in v and checks that it evaluates to a function. A
-// compiled with an error is the source's fault and may be cached; an error returned is
-// not (the evaluation threw, or ran out of time or memory) and recycle says whether v
-// must be replaced.
-func (r *Runtime) compileIn(v *vm, source string, h [32]byte) (c *compiled, recycle bool, err error) {
+// compileIn compiles source in v and checks, within limit, that it evaluates to a
+// function. A compiled with an error is the source's fault and may be cached; an error
+// returned is not (the evaluation threw, or ran out of time or memory) and recycle says
+// whether v must be replaced.
+func (r *Runtime) compileIn(v *vm, source string, h [32]byte, limit time.Duration) (c *compiled, recycle bool, err error) {
 	defer func() {
 		if x := recover(); x != nil {
 			c, recycle, err = nil, true, fmt.Errorf("jsvm: compiling the source: engine panic: %v", x)
@@ -391,14 +402,14 @@ func (r *Runtime) compileIn(v *vm, source string, h [32]byte) (c *compiled, recy
 		return c, false, nil
 	}
 	start := time.Now()
-	if _, err = v.define(c, r.cfg.Timeout); err != nil {
+	if _, err = v.define(c, limit); err != nil {
 		var nf *notFunctionError
-		if !errors.As(err, &nf) && !recycleAfter(err) && (time.Since(start) >= r.cfg.Timeout || emptyException(err)) {
+		if !errors.As(err, &nf) && !recycleAfter(err) && (time.Since(start) >= limit || emptyException(err)) {
 			// Interrupted at its time limit, whatever the engine threw meanwhile: under
 			// load an interrupted evaluation has surfaced as an exception with neither
 			// name nor message, which JavaScript code rarely throws. The VM is replaced.
 			return nil, true, &sourceError{fmt.Sprintf(
-				"evaluating the JavaScript source: interrupted at the time limit of %v (or it threw an exception without a message)", r.cfg.Timeout)}
+				"evaluating the JavaScript source: interrupted at the time limit of %v (or it threw an exception without a message)", limit)}
 		}
 		if !errors.As(err, &nf) {
 			return nil, recycleAfter(err), &sourceError{"evaluating the JavaScript source: " + errText(err)}

@@ -253,7 +253,7 @@ func TestSourceCache(t *testing.T) {
 		{"function(v) {}; 7", "evaluates to a number"},
 		{"", "does not compile"},
 	} {
-		_, err := r.FromSource(c.src, hooks.PointMap)
+		_, err := r.FromSource(context.Background(), c.src, hooks.PointMap)
 		if !errors.Is(err, hooks.ErrNoFunction) || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("FromSource(%q) = %v, want ErrNoFunction with %q", c.src, err, c.want)
 		}
@@ -261,7 +261,7 @@ func TestSourceCache(t *testing.T) {
 	// A source whose evaluation runs forever is not cached as an answer.
 	misses := r.Stats().CacheMisses
 	for range 2 {
-		_, err := r.FromSource("(function() { while (true) {} })()", hooks.PointReduce)
+		_, err := r.FromSource(context.Background(), "(function() { while (true) {} })()", hooks.PointReduce)
 		if !errors.Is(err, hooks.ErrNoFunction) || !strings.Contains(err.Error(), "interrupted") {
 			t.Errorf("looping source: %v", err)
 		}
@@ -269,7 +269,7 @@ func TestSourceCache(t *testing.T) {
 	if n := r.Stats().CacheMisses - misses; n != 2 {
 		t.Errorf("looping source: %d misses, want 2", n)
 	}
-	if _, err := r.FromSource("function(o) { return o; }", hooks.PointPrecommit); !errors.Is(err, hooks.ErrNoFunction) {
+	if _, err := r.FromSource(context.Background(), "function(o) { return o; }", hooks.PointPrecommit); !errors.Is(err, hooks.ErrNoFunction) {
 		t.Errorf("anonymous precommit: %v", err)
 	}
 }
@@ -337,7 +337,7 @@ func TestLookup(t *testing.T) {
 	if err := reg.Validate(core.HookSpec{Name: "MyApp.byKey"}, hooks.PointPostcommit); err == nil {
 		t.Error("registry accepted a JavaScript postcommit hook")
 	}
-	if _, err := reg.FromSource(hooks.KindJavaScript, "function(v) { return [1]; }", hooks.PointMap); err != nil {
+	if _, err := reg.FromSource(context.Background(), hooks.KindJavaScript, "function(v) { return [1]; }", hooks.PointMap); err != nil {
 		t.Errorf("registry FromSource: %v", err)
 	}
 }

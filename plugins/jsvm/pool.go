@@ -10,6 +10,7 @@ import (
 
 	"modernc.org/quickjs"
 
+	"github.com/cairnkv/cairn/core"
 	"github.com/cairnkv/cairn/core/hooks"
 )
 
@@ -194,79 +195,121 @@ func (v *vm) isNamedFunction(name string, timeout time.Duration) (bool, error) {
 }
 
 // pool holds the VMs of one use (MapReduce or precommit hooks): at most size of them
-// live, each serving one call at a time.
+// live, each serving one call at a time, and at most clients.Max() of them serving one
+// client (core.ClientFrom of the call's context) at once.
 type pool struct {
 	r    *Runtime
 	name string
 	// tokens holds one element per live VM; a VM is started only after a send.
-	tokens chan struct{}
-	idle   chan *vm
+	tokens  chan struct{}
+	idle    chan *vm
+	clients *core.ClientLimiter // VMs in use per client
 
-	mu     sync.Mutex // guards busy and closed
-	busy   map[*vm]struct{}
+	mu     sync.Mutex     // guards busy and closed
+	busy   map[*vm]string // the busy VMs, each with the client it serves
 	closed bool
 }
 
-func newPool(r *Runtime, name string, size int) *pool {
+// newPool returns a pool of at most size VMs, of which one client may use perClient
+// at once (0: half of them, at least 1).
+func newPool(r *Runtime, name string, size, perClient int) *pool {
+	if perClient <= 0 {
+		perClient = max(1, size/2)
+	}
 	return &pool{r: r, name: name, tokens: make(chan struct{}, size), idle: make(chan *vm, size),
-		busy: map[*vm]struct{}{}}
+		clients: core.NewClientLimiter(perClient), busy: map[*vm]string{}}
 }
 
-// acquire takes an idle VM or starts one, waiting up to wait (and while ctx lasts)
-// when all are busy.
+// errPoolWait is the cause of a wait for a VM that lasted the pool's wait.
+var errPoolWait = errors.New("jsvm: waited too long for a VM")
+
+// acquire takes a VM for the client ctx names: once the client is within its share, an
+// idle VM or a new one. It waits up to wait in all (and while ctx lasts). A client
+// whose share stayed used up meanwhile gets an Unavailable error wrapping
+// core.ErrClientBusy.
 func (p *pool) acquire(ctx context.Context, wait time.Duration) (*vm, error) {
 	if cap(p.tokens) == 0 {
 		return nil, &hooks.CallError{Kind: hooks.Unavailable, Module: hooks.KindJavaScript,
 			Err: fmt.Errorf("no JavaScript VMs are configured for %s", p.name)}
 	}
+	client := core.ClientFrom(ctx)
+	wctx, cancel := context.WithTimeoutCause(ctx, wait, errPoolWait)
+	defer cancel()
+	if err := p.clients.Acquire(wctx, client); err != nil {
+		if ctx.Err() != nil {
+			return nil, p.waitEnded(ctx)
+		}
+		return nil, &hooks.CallError{Kind: hooks.Unavailable, Module: hooks.KindJavaScript,
+			Err: fmt.Errorf("%w (%d of the %d JavaScript VMs for %s), and none came free within %v",
+				core.ErrClientBusy, p.clients.Max(), cap(p.tokens), p.name, wait)}
+	}
+	v, err := p.acquireVM(ctx, wctx, wait)
+	if err != nil {
+		p.clients.Release(client)
+		return nil, err
+	}
+	return p.take(v, client)
+}
+
+// acquireVM takes an idle VM or starts one, waiting while wctx (ctx and the pool's
+// wait) lasts when all are busy.
+func (p *pool) acquireVM(ctx, wctx context.Context, wait time.Duration) (*vm, error) {
 	select {
 	case v := <-p.idle:
-		return p.take(v)
+		return v, nil
 	default:
 	}
-	timer := time.NewTimer(wait)
-	defer timer.Stop()
 	select {
 	case v := <-p.idle:
-		return p.take(v)
+		return v, nil
 	case p.tokens <- struct{}{}:
 		v, err := p.r.newVM()
 		if err != nil {
 			<-p.tokens
 			return nil, &hooks.CallError{Kind: hooks.Unavailable, Module: hooks.KindJavaScript, Err: err}
 		}
-		return p.take(v)
-	case <-timer.C:
+		return v, nil
+	case <-wctx.Done():
+		if ctx.Err() != nil {
+			return nil, p.waitEnded(ctx)
+		}
 		return nil, &hooks.CallError{Kind: hooks.Unavailable, Module: hooks.KindJavaScript,
 			Err: fmt.Errorf("no JavaScript VM for %s was free within %v (%d busy)", p.name, wait, cap(p.tokens))}
-	case <-ctx.Done():
-		return nil, &hooks.CallError{Kind: hooks.TimedOut, Module: hooks.KindJavaScript,
-			Err: fmt.Errorf("waiting for a JavaScript VM: %w", context.Cause(ctx))}
 	}
 }
 
-// take marks v busy, unless the pool closed meanwhile.
-func (p *pool) take(v *vm) (*vm, error) {
+// waitEnded is the error of a wait for a VM that the caller's context ended.
+func (p *pool) waitEnded(ctx context.Context) error {
+	return &hooks.CallError{Kind: hooks.TimedOut, Module: hooks.KindJavaScript,
+		Err: fmt.Errorf("waiting for a JavaScript VM: %w", context.Cause(ctx))}
+}
+
+// take marks v busy serving client, unless the pool closed meanwhile.
+func (p *pool) take(v *vm, client string) (*vm, error) {
 	p.mu.Lock()
 	if p.closed {
 		p.mu.Unlock()
 		v.close()
 		<-p.tokens
+		p.clients.Release(client)
 		return nil, errClosed
 	}
-	p.busy[v] = struct{}{}
+	p.busy[v] = client
 	p.mu.Unlock()
 	return v, nil
 }
 
 // release gives v back after a call; recycle closes it instead (after an out-of-memory
-// error or an interrupt) and lets a fresh one start in its place.
+// error or an interrupt) and lets a fresh one start in its place. The VM counts in its
+// client's share until it is back.
 func (p *pool) release(v *vm, recycle bool) {
 	p.mu.Lock()
+	client := p.busy[v]
 	delete(p.busy, v)
 	if !recycle && !p.closed {
 		p.idle <- v // never blocks: there are fewer live VMs than its capacity
 		p.mu.Unlock()
+		p.clients.Release(client)
 		return
 	}
 	p.mu.Unlock()
@@ -276,6 +319,7 @@ func (p *pool) release(v *vm, recycle bool) {
 	}
 	v.close()
 	<-p.tokens
+	p.clients.Release(client)
 }
 
 // guard runs fn, a call into v, and interrupts v from deadline on, or once ctx ends,

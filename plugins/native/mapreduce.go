@@ -38,15 +38,19 @@ import (
 // mapReduceModule returns the functions of riak_kv_mapreduce, reporting errors under
 // the module name mod. codec writes the object JSON of map_identity.
 func mapReduceModule(mod string, codec hookjson.Codec) module {
-	m := func(name string, fn func(hooks.MapInput) ([]json.RawMessage, error)) function {
+	m := func(name string, fn func(context.Context, hooks.MapInput) ([]json.RawMessage, error)) function {
 		return function{hooks.PointMap, mapFunc{mod: mod, fun: name, fn: fn}}
 	}
-	r := func(name string, fn func([]json.RawMessage) ([]json.RawMessage, error)) function {
+	r := func(name string, fn func(context.Context, []json.RawMessage) ([]json.RawMessage, error)) function {
 		return function{hooks.PointReduce, reduceFunc{mod: mod, fun: name, fn: fn}}
 	}
 	return module{
-		"map_identity":             m("map_identity", func(in hooks.MapInput) ([]json.RawMessage, error) { return MapIdentity(codec, in), nil }),
-		"map_object_value":         m("map_object_value", MapObjectValue),
+		"map_identity": m("map_identity", func(_ context.Context, in hooks.MapInput) ([]json.RawMessage, error) {
+			return MapIdentity(codec, in), nil
+		}),
+		"map_object_value": m("map_object_value", func(_ context.Context, in hooks.MapInput) ([]json.RawMessage, error) {
+			return MapObjectValue(in)
+		}),
 		"map_object_value_list":    m("map_object_value_list", MapObjectValueList),
 		"reduce_identity":          r("reduce_identity", ReduceIdentity),
 		"reduce_set_union":         r("reduce_set_union", ReduceSetUnion),
@@ -61,7 +65,7 @@ func mapReduceModule(mod string, codec hookjson.Codec) module {
 // mapFunc adapts a map built-in to hooks.Map.
 type mapFunc struct {
 	mod, fun string
-	fn       func(hooks.MapInput) ([]json.RawMessage, error)
+	fn       func(context.Context, hooks.MapInput) ([]json.RawMessage, error)
 }
 
 // Map implements hooks.Map. Errors are *hooks.CallError of kind hooks.Failed.
@@ -69,18 +73,41 @@ func (f mapFunc) Map(ctx context.Context, in hooks.MapInput) ([]json.RawMessage,
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	out, err := f.fn(in)
+	out, err := f.fn(ctx, in)
 	if err != nil {
-		return nil, &hooks.CallError{Kind: hooks.Failed, Module: f.mod, Function: f.fun, Err: err}
+		return nil, builtinError(ctx, f.mod, f.fun, err)
 	}
 	return out, nil
+}
+
+// builtinError is the error of a built-in: the context's own when it ended the call
+// (the built-ins look at it every checkEvery values), else a *hooks.CallError of kind
+// hooks.Failed.
+func builtinError(ctx context.Context, mod, fun string, err error) error {
+	if ctx.Err() != nil && errors.Is(err, ctx.Err()) {
+		return err
+	}
+	return &hooks.CallError{Kind: hooks.Failed, Module: mod, Function: fun, Err: err}
+}
+
+// checkEvery is how many values (or comparisons) a built-in handles between two looks
+// at its context, so that a call over many megabytes of values ends at the job's
+// deadline rather than seconds later.
+const checkEvery = 1024
+
+// stopped returns ctx's error at every checkEvery-th i, nil otherwise.
+func stopped(ctx context.Context, i int) error {
+	if i%checkEvery == checkEvery-1 {
+		return ctx.Err()
+	}
+	return nil
 }
 
 // reduceFunc adapts a reduce built-in to hooks.Reduce. The built-ins ignore arg, as
 // the reference's do.
 type reduceFunc struct {
 	mod, fun string
-	fn       func([]json.RawMessage) ([]json.RawMessage, error)
+	fn       func(context.Context, []json.RawMessage) ([]json.RawMessage, error)
 }
 
 // Reduce implements hooks.Reduce. Errors are *hooks.CallError of kind hooks.Failed.
@@ -88,9 +115,9 @@ func (f reduceFunc) Reduce(ctx context.Context, values []json.RawMessage, _ json
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	out, err := f.fn(values)
+	out, err := f.fn(ctx, values)
 	if err != nil {
-		return nil, &hooks.CallError{Kind: hooks.Failed, Module: f.mod, Function: f.fun, Err: err}
+		return nil, builtinError(ctx, f.mod, f.fun, err)
 	}
 	return out, nil
 }
@@ -129,7 +156,7 @@ func MapObjectValue(in hooks.MapInput) ([]json.RawMessage, error) {
 // MapObjectValueList is map_object_value_list: the object's value (of the first
 // sibling) must be a JSON array, whose elements are the outputs. A missing input gives
 // what the phase arg asks for (see notFoundAction).
-func MapObjectValueList(in hooks.MapInput) ([]json.RawMessage, error) {
+func MapObjectValueList(ctx context.Context, in hooks.MapInput) ([]json.RawMessage, error) {
 	if in.Object == nil {
 		return notFoundAction(in)
 	}
@@ -141,7 +168,7 @@ func MapObjectValueList(in hooks.MapInput) ([]json.RawMessage, error) {
 	if err := json.Unmarshal(v, &elems); err != nil || elems == nil {
 		return nil, fmt.Errorf("bad_result: the value of %s/%s is not a JSON list", in.Object.Bucket, in.Object.Key)
 	}
-	return canonicalAll(elems)
+	return canonicalAll(ctx, elems)
 }
 
 // firstValue returns the value of o's first sibling.
@@ -236,9 +263,12 @@ func notFound(in hooks.MapInput) json.RawMessage {
 // clause does). A typed input gives [[Type, B], K] (the typed bucket as the inputs
 // write it), the type "default" the plain [B, K]. Anything else is the reference's
 // {unhandled_entry, X} error. Like the reference, the output is in reverse order.
-func ReduceIdentity(values []json.RawMessage) ([]json.RawMessage, error) {
+func ReduceIdentity(ctx context.Context, values []json.RawMessage) ([]json.RawMessage, error) {
 	out := make([]json.RawMessage, len(values))
 	for i, raw := range values {
+		if err := stopped(ctx, i); err != nil {
+			return nil, err
+		}
 		t, err := decodeTerm(raw)
 		if err != nil {
 			return nil, err
@@ -267,10 +297,13 @@ func ReduceIdentity(values []json.RawMessage) ([]json.RawMessage, error) {
 // ReduceSetUnion is reduce_set_union: the distinct inputs, each once, in the order of
 // their first appearance. Inputs are the same when they are the same Erlang term: 1
 // and 1.0 differ, {"a":1,"b":2} and {"b":2,"a":1} differ, "\u0041" and "A" do not.
-func ReduceSetUnion(values []json.RawMessage) ([]json.RawMessage, error) {
+func ReduceSetUnion(ctx context.Context, values []json.RawMessage) ([]json.RawMessage, error) {
 	out := make([]json.RawMessage, 0, len(values))
 	seen := make(map[string]struct{}, len(values))
-	for _, raw := range values {
+	for i, raw := range values {
+		if err := stopped(ctx, i); err != nil {
+			return nil, err
+		}
 		c, err := canonical(raw)
 		if err != nil {
 			return nil, err
@@ -288,25 +321,60 @@ func ReduceSetUnion(values []json.RawMessage) ([]json.RawMessage, error) {
 // before an equal float when it came first; strings bytewise; arrays element by
 // element, a prefix first; objects member by member, key then value). The sort is
 // stable.
-func ReduceSort(values []json.RawMessage) ([]json.RawMessage, error) {
-	terms, err := decodeAll(values)
+func ReduceSort(ctx context.Context, values []json.RawMessage) ([]json.RawMessage, error) {
+	terms, err := decodeAll(ctx, values)
 	if err != nil {
 		return nil, err
 	}
-	slices.SortStableFunc(terms, compareTerms)
+	if err := sortTerms(ctx, terms); err != nil {
+		return nil, err
+	}
 	out := make([]json.RawMessage, len(terms))
 	for i := range terms {
+		if err := stopped(ctx, i); err != nil {
+			return nil, err
+		}
 		out[i] = appendTerm(nil, terms[i])
 	}
 	return out, nil
 }
 
+// sortStopped is the panic that ends a sort whose context ended.
+type sortStopped struct{ err error }
+
+// sortTerms sorts terms stably in Erlang term order, looking at ctx every checkEvery
+// comparisons; it returns ctx's error, with terms in some order, when ctx ends.
+func sortTerms(ctx context.Context, terms []jterm) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			st, ok := r.(sortStopped)
+			if !ok {
+				panic(r)
+			}
+			err = st.err
+		}
+	}()
+	n := 0
+	slices.SortStableFunc(terms, func(a, b jterm) int {
+		if n++; n%checkEvery == 0 {
+			if err := ctx.Err(); err != nil {
+				panic(sortStopped{err}) // the only way out of slices.SortStableFunc
+			}
+		}
+		return compareTerms(a, b)
+	})
+	return nil
+}
+
 // ReduceSum is reduce_sum: [the sum of the inputs], 0 for none, skipping not_found
 // objects. Integers stay exact integers of any size; a float anywhere makes the sum a
 // float. Anything but a number is the reference's badarith error.
-func ReduceSum(values []json.RawMessage) ([]json.RawMessage, error) {
+func ReduceSum(ctx context.Context, values []json.RawMessage) ([]json.RawMessage, error) {
 	sum := number{}
-	for _, raw := range values {
+	for i, raw := range values {
+		if err := stopped(ctx, i); err != nil {
+			return nil, err
+		}
 		t, err := decodeTerm(raw)
 		if err != nil {
 			return nil, err
@@ -332,7 +400,7 @@ func ReduceSum(values []json.RawMessage) ([]json.RawMessage, error) {
 // as Erlang terms; no inputs give no outputs. A V that is not a number is the
 // reference's badarith error, an input that is neither a pair nor a list its
 // function_clause.
-func ReducePlistSum(values []json.RawMessage) ([]json.RawMessage, error) {
+func ReducePlistSum(ctx context.Context, values []json.RawMessage) ([]json.RawMessage, error) {
 	type entry struct {
 		key jterm
 		sum number
@@ -376,7 +444,10 @@ func ReducePlistSum(values []json.RawMessage) ([]json.RawMessage, error) {
 		}
 		return fmt.Errorf("function_clause: reduce_plist_sum takes [key, number] pairs or lists of them, not %s", appendTerm(nil, t))
 	}
-	for _, raw := range values {
+	for i, raw := range values {
+		if err := stopped(ctx, i); err != nil {
+			return nil, err
+		}
 		t, err := decodeTerm(raw)
 		if err != nil {
 			return nil, err
@@ -396,9 +467,12 @@ func ReducePlistSum(values []json.RawMessage) ([]json.RawMessage, error) {
 // ReduceCountInputs is reduce_count_inputs: [the number of inputs], where an integer
 // input adds its value (an earlier count, when re-reducing) and anything else counts
 // 1. Inputs must therefore not be integers themselves, as in the reference.
-func ReduceCountInputs(values []json.RawMessage) ([]json.RawMessage, error) {
+func ReduceCountInputs(ctx context.Context, values []json.RawMessage) ([]json.RawMessage, error) {
 	count := number{}
-	for _, raw := range values {
+	for i, raw := range values {
+		if err := stopped(ctx, i); err != nil {
+			return nil, err
+		}
 		n := number{i: 1}
 		if s := bytes.TrimSpace(raw); len(s) > 0 && (s[0] == '-' || s[0] >= '0' && s[0] <= '9') {
 			v, err := parseNumber(string(s))
@@ -421,9 +495,12 @@ func ReduceCountInputs(values []json.RawMessage) ([]json.RawMessage, error) {
 // objects dropped. A string must be an optional sign and decimal digits (else the
 // reference's badarg error); an integer stays as it is; anything else is its
 // function_clause error.
-func ReduceStringToInteger(values []json.RawMessage) ([]json.RawMessage, error) {
+func ReduceStringToInteger(ctx context.Context, values []json.RawMessage) ([]json.RawMessage, error) {
 	out := make([]json.RawMessage, 0, len(values))
-	for _, raw := range values {
+	for i, raw := range values {
+		if err := stopped(ctx, i); err != nil {
+			return nil, err
+		}
 		t, err := decodeTerm(raw)
 		if err != nil {
 			return nil, err
@@ -551,9 +628,12 @@ func readTerm(dec *json.Decoder, depth int) (jterm, error) {
 	return jterm{kind: jAtom, str: "null"}, nil
 }
 
-func decodeAll(values []json.RawMessage) ([]jterm, error) {
+func decodeAll(ctx context.Context, values []json.RawMessage) ([]jterm, error) {
 	terms := make([]jterm, len(values))
 	for i, raw := range values {
+		if err := stopped(ctx, i); err != nil {
+			return nil, err
+		}
 		t, err := decodeTerm(raw)
 		if err != nil {
 			return nil, err
@@ -572,9 +652,12 @@ func canonical(raw []byte) (json.RawMessage, error) {
 	return appendTerm(nil, t), nil
 }
 
-func canonicalAll(values []json.RawMessage) ([]json.RawMessage, error) {
+func canonicalAll(ctx context.Context, values []json.RawMessage) ([]json.RawMessage, error) {
 	out := make([]json.RawMessage, len(values))
 	for i, raw := range values {
+		if err := stopped(ctx, i); err != nil {
+			return nil, err
+		}
 		c, err := canonical(raw)
 		if err != nil {
 			return nil, err
