@@ -86,6 +86,13 @@ type Config struct {
 	// (or created at first start in) <data-dir>/admin-credentials.json.
 	AdminKeyID     string `json:"admin-key-id"`
 	AdminKeySecret string `json:"admin-key-secret"`
+	// KVAuth turns KV access control on: every request but /ping, /stats, /metrics and /
+	// needs the HTTP Basic credentials (key id, secret) of an enabled user, or of the
+	// admin credential, and the permission its route names (docs/kv-security.md).
+	KVAuth bool `json:"kv-auth"`
+	// KVAuthAllowInsecure lets KVAuth accept credentials over plain HTTP; without it a
+	// request that is not over TLS is refused with 426.
+	KVAuthAllowInsecure bool `json:"kv-auth-allow-insecure"`
 
 	// SyncLatency simulates a slower disk: every storage sync waits this long first. For
 	// benchmarks only (no flag).

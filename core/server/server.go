@@ -113,11 +113,19 @@ func New(cfg Config, version string, log *slog.Logger) (*Server, error) {
 	if ext != nil && ext.Stats != nil {
 		st.AddSource(ext.Stats)
 	}
+	if cfg.S3Listen != "" || cfg.KVAuth {
+		// The object-storage service holds the users, KV access control's too.
+		if err := s.openS3(cred); err != nil {
+			s.Close()
+			return nil, err
+		}
+	}
 	mr := mapreduce.New(svc, reg, mapreduce.Config{MaxJobs: cfg.MapReduceMaxJobs,
 		MaxResultBytes: cfg.MapReduceMaxResultSize, MaxJobBytes: cfg.MapReduceMaxJobSize, Logger: log})
 	api := kvapi.New(svc, kvapi.Config{Dialect: d, Version: version, Stats: st.Report, Logger: log,
 		Metrics: promhttp.HandlerFor(st.Prometheus(), promhttp.HandlerOpts{}),
-		Modules: mods, AdminCheck: cred.Matches, MapReduce: mr})
+		Modules: mods, AdminCheck: cred.Matches, MapReduce: mr,
+		Guard: s.kvGuard(cred), RequireAuth: cfg.KVAuth, AllowInsecure: cfg.KVAuthAllowInsecure})
 	s.handler = httpx.Chain(api.Handler(),
 		httpx.RequestID,
 		httpx.Recover(log, kvapi.WriteInternalError),
@@ -125,17 +133,14 @@ func New(cfg Config, version string, log *slog.Logger) (*Server, error) {
 		httpx.Metrics(st, "kv"),
 	)
 	if cfg.S3Listen != "" {
-		if err := s.newS3(cred); err != nil {
-			s.Close()
-			return nil, err
-		}
+		s.newS3API()
 	}
 	return s, nil
 }
 
-// newS3 builds the object-storage service and interface, and makes sure the admin user
-// (the admin credential's key pair) exists.
-func (s *Server) newS3(cred Credential) error {
+// openS3 builds the object-storage service and makes sure the admin user (the admin
+// credential's key pair) exists.
+func (s *Server) openS3(cred Credential) error {
 	blobs, err := storage.OpenBlobs(filepath.Join(s.cfg.DataDir, BlobsDir))
 	if err != nil {
 		return fmt.Errorf("server: %w", err)
@@ -153,14 +158,18 @@ func (s *Server) newS3(cred Credential) error {
 		chunks, blobs := svc.Collected()
 		return map[string]any{"s3_chunks_collected_total": chunks, "s3_blobs_collected_total": blobs}
 	})
-	api := s3api.New(svc, s3api.Config{DataHost: s.cfg.S3DataHost, Dialect: s.cfg.Dialect, Logger: s.log})
+	return nil
+}
+
+// newS3API builds the object-storage interface over the service openS3 built.
+func (s *Server) newS3API() {
+	api := s3api.New(s.s3, s3api.Config{DataHost: s.cfg.S3DataHost, Dialect: s.cfg.Dialect, Logger: s.log})
 	s.s3Handler = httpx.Chain(api.Handler(),
 		httpx.RequestID,
 		httpx.Recover(s.log, api.WriteInternalError),
 		httpx.AccessLog(s.log, httpx.AccessLogOptions{}),
 		httpx.Metrics(s.stats, "s3"),
 	)
-	return nil
 }
 
 // BlobsDir is the directory, in the data directory, of the S3 interface's blob files.
