@@ -31,7 +31,7 @@ These print the server's JSON. KV access control (docs/kv-security.md):
   cairn user grants KEYID                                  list a user's grants
   PERM: get put delete list_keys list_buckets mapreduce index set_props admin
   (Riak's names, riak_kv.get..., work too). These print the user's grants as a table.
-flags (before or after the arguments):
+flags (before or after the arguments; a KEYID that starts with "-" goes after "--"):
   --url URL            the object-storage interface (env CAIRN_S3_URL, default http://127.0.0.1:8080)
   --kv-url URL         the key-value interface, for grants (env CAIRN_URL, default http://127.0.0.1:8098)
   --key-id ID          admin key id (env CAIRN_ADMIN_KEY_ID)
@@ -84,8 +84,6 @@ func userCmd(ctx context.Context, args []string, getenv func(string) string, std
 		return usageErr("the key id is empty")
 	case (keyID == "") != (keySecret == ""):
 		return usageErr("give both --key-id and --key-secret, or neither")
-	case sub != "grant" && sub != "revoke" && sub != "grants" && set["kv-url"]:
-		return usageErr("--kv-url applies to grant, revoke and grants only")
 	}
 	if sub == "grant" || sub == "revoke" || sub == "grants" {
 		return grantCmd(ctx, cmd, sub, pos, grantClientArgs{url: *kvURL, id: keyID, secret: keySecret, dataDir: *dataDir}, stdout, stderr)
