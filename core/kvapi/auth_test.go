@@ -27,14 +27,15 @@ func (u testUsers) User(_ context.Context, keyID string) (string, bool, bool, er
 	return secret, !strings.HasPrefix(keyID, "disabled"), ok, nil
 }
 
-// authAPI is a KV interface with access control over a fresh store.
+// authAPI is a KV interface with access control over a fresh store, and the same
+// interface without it (plain).
 type authAPI struct {
-	h     http.Handler
-	guard *security.Guard
-	users testUsers
+	h, plain http.Handler
+	guard    *security.Guard
+	users    testUsers
 }
 
-func newAuthAPI(t *testing.T, allowInsecure bool) *authAPI {
+func newAuthAPI(t testing.TB, allowInsecure bool) *authAPI {
 	t.Helper()
 	db, err := storage.Open(t.TempDir(), storage.Options{})
 	if err != nil {
@@ -51,11 +52,13 @@ func newAuthAPI(t *testing.T, allowInsecure bool) *authAPI {
 	guard := security.NewGuard(users, security.NewStore(db), func(id, secret string) bool {
 		return id == "ADMIN" && secret == "admin-secret"
 	})
-	api := New(svc, Config{Dialect: wire.DialectRiak, Logger: log, Stats: func(string) map[string]any { return map[string]any{} },
+	cfg := Config{Dialect: wire.DialectRiak, Logger: log, Stats: func(string) map[string]any { return map[string]any{} },
 		MapReduce:  mapreduce.New(svc, nil, mapreduce.Config{Logger: log}),
 		AdminCheck: func(id, secret string) bool { return id == "ADMIN" && secret == "admin-secret" },
-		Guard:      guard, RequireAuth: true, AllowInsecure: allowInsecure})
-	return &authAPI{h: api.Handler(), guard: guard, users: users}
+		Guard:      guard, RequireAuth: true, AllowInsecure: allowInsecure}
+	plain := cfg
+	plain.RequireAuth = false
+	return &authAPI{h: New(svc, cfg).Handler(), plain: New(svc, plain).Handler(), guard: guard, users: users}
 }
 
 // do sends a request as user (no credentials when user is "") and returns the recorded
@@ -358,5 +361,43 @@ func TestUnguardedMethodNeedsAdmin(t *testing.T) {
 	}
 	if p, sc := bucketsGuard.need("GET", l); p != security.ListBuckets || sc != security.TypeScope("default") {
 		t.Errorf("bucketsGuard.need(GET) = %s on %s", p, sc)
+	}
+}
+
+// BenchmarkAuthGet measures what access control adds to a GET of a small object: the
+// same request as the admin credential, as a user with a grant on the bucket, and
+// without access control.
+func BenchmarkAuthGet(b *testing.B) {
+	a := newAuthAPI(b, true)
+	ctx := context.Background()
+	a.users["bench"] = "bench-secret"
+	if _, err := a.guard.Grant(ctx, "bench", security.BucketScope("default", "b"), security.Get); err != nil {
+		b.Fatal(err)
+	}
+	if w := a.do("PUT", "/buckets/b/keys/k", "text/plain", "value", "ADMIN", "admin-secret"); w.Code != 204 {
+		b.Fatal(w.Code)
+	}
+	for _, c := range []struct {
+		name, user, secret string
+		h                  http.Handler
+	}{
+		{"off", "", "", a.plain},
+		{"user", "bench", "bench-secret", a.h},
+		{"admin", "ADMIN", "admin-secret", a.h},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			r := httptest.NewRequest("GET", "/buckets/b/keys/k", nil)
+			if c.user != "" {
+				r.SetBasicAuth(c.user, c.secret)
+			}
+			b.ReportAllocs()
+			for i := 0; i < b.N; i++ {
+				w := httptest.NewRecorder()
+				c.h.ServeHTTP(w, r)
+				if w.Code != 200 {
+					b.Fatal(w.Code)
+				}
+			}
+		})
 	}
 }
