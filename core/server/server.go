@@ -179,7 +179,8 @@ const BlobsDir = "blobs"
 // S3Listen is empty), for in-process tests and benchmarks.
 func (s *Server) S3Handler() http.Handler { return s.s3Handler }
 
-// S3 returns the object-storage service (nil when not served).
+// S3 returns the object-storage service (nil when neither served nor needed by KV
+// access control, which authenticates its users).
 func (s *Server) S3() *s3.Service { return s.s3 }
 
 // Handler returns the KV interface with its middleware (for in-process tests and
