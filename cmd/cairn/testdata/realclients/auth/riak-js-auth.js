@@ -39,8 +39,9 @@ run('riak-js-auth', async () => {
       const own = {};
       for (const k in options) own[k] = options[k]; // own and inherited enumerable properties
       if (protocol === 'https') {
-        delete own.agent;
-        return https.request(own, cb);
+        // Only the request's own fields: riak-js's "key" (the object's) would be taken
+        // for a TLS private key.
+        return https.request({ host: own.host, port: own.port, method: own.method, path: own.path, headers: own.headers }, cb);
       }
       return request.call(this, own, cb);
     }
