@@ -12,7 +12,8 @@ import (
 //   - only the HTTP packages (core/kvapi, core/s3api, core/httpx, core/server) and
 //     commands import net/http or gorilla/mux; core/kvapi/wire stays free of them;
 //   - core never imports plugins; sdk never imports core or plugins;
-//   - the core package itself imports only the standard library.
+//   - the core package itself imports only the standard library;
+//   - core/security imports only the standard library and core/storage.
 func TestDependencyRule(t *testing.T) {
 	out, err := exec.Command("go", "list", "-f", `{{.ImportPath}}{{range .Imports}} {{.}}{{end}}`, "github.com/cairnkv/cairn/...").Output()
 	if err != nil {
@@ -40,6 +41,8 @@ func TestDependencyRule(t *testing.T) {
 				t.Errorf("%s imports %s: sdk never imports core or plugins", pkg, imp)
 			case pkg == mod+"/core" && strings.Contains(strings.SplitN(imp, "/", 2)[0], "."):
 				t.Errorf("core imports %s: the core package uses only the standard library", imp)
+			case pkg == mod+"/core/security" && strings.Contains(strings.SplitN(imp, "/", 2)[0], ".") && imp != mod+"/core/storage":
+				t.Errorf("core/security imports %s: it uses only the standard library and core/storage", imp)
 			}
 		}
 	}

@@ -140,7 +140,30 @@ func options() []option {
 		{"js-max-vms-per-client", "JavaScript VMs of each pool (MapReduce, precommit) one client uses at once (0: half of each pool, at least 1)",
 			func(c *server.Config) string { return strconv.Itoa(c.JSMaxVMsPerClient) },
 			func(c *server.Config, v string) (err error) { c.JSMaxVMsPerClient, err = strconv.Atoi(v); return }},
+
+		boolOpt("kv-auth", "KV access control: requests need a user's HTTP Basic credentials (key id, secret) and permissions",
+			func(c *server.Config) *bool { return &c.KVAuth }),
+		boolOpt("kv-auth-allow-insecure", "with --kv-auth, accept credentials over plain HTTP (otherwise 426 without TLS)",
+			func(c *server.Config) *bool { return &c.KVAuthAllowInsecure }),
 	}
+}
+
+// switches are the options that are switches: a bare --name means true.
+var switches = map[string]bool{"kv-auth": true, "kv-auth-allow-insecure": true}
+
+// boolOpt binds a switch (list its name in switches): true, false, 1, 0 and the other
+// forms of strconv.ParseBool.
+func boolOpt(name, usage string, p func(c *server.Config) *bool) option {
+	return option{name, usage,
+		func(c *server.Config) string { return strconv.FormatBool(*p(c)) },
+		func(c *server.Config, v string) error {
+			b, err := strconv.ParseBool(v)
+			if err != nil {
+				return fmt.Errorf("%q is not true or false", v)
+			}
+			*p(c) = b
+			return nil
+		}}
 }
 
 // parseSize accepts a byte count with an optional KiB/MiB/GiB suffix.
@@ -195,9 +218,13 @@ func loadConfig(args []string, getenv func(string) string, stderr io.Writer) (se
 	fs.String("config", path, "JSON config file whose keys are the flag names (env CAIRN_CONFIG)")
 	for _, o := range opts {
 		o := o
-		fs.Func(o.name, fmt.Sprintf("%s (env %s, default %q)", o.usage, envName(o.name), o.get(&cfg)), func(v string) error {
-			return o.set(&cfg, v)
-		})
+		usage := fmt.Sprintf("%s (env %s, default %q)", o.usage, envName(o.name), o.get(&cfg))
+		set := func(v string) error { return o.set(&cfg, v) }
+		if switches[o.name] {
+			fs.BoolFunc(o.name, usage, set) // --name alone is --name=true
+			continue
+		}
+		fs.Func(o.name, usage, set)
 	}
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {

@@ -33,6 +33,23 @@ const (
 )
 
 func TestRealClients(t *testing.T) {
+	node, modules, scripts := realClientsSetup(t, "*.js")
+	for _, script := range scripts {
+		name := strings.TrimSuffix(filepath.Base(script), ".js")
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			s := startServer(t, "--dialect", "riak")
+			runClientScript(t, s, node, script, modules)
+		})
+	}
+}
+
+// realClientsSetup finds node and npm, installs the pinned clients and returns node,
+// their node_modules directory and the scripts of testdata/realclients matching glob.
+// Without node, npm or the packages it skips the test (fails it with
+// CAIRN_REQUIRE_REAL_CLIENTS=1).
+func realClientsSetup(t *testing.T, glob string) (node, modules string, scripts []string) {
+	t.Helper()
 	required := os.Getenv("CAIRN_REQUIRE_REAL_CLIENTS") == "1"
 	unavailable := func(format string, args ...any) {
 		t.Helper()
@@ -50,9 +67,9 @@ func TestRealClients(t *testing.T) {
 	if err != nil {
 		unavailable("npm not found on PATH")
 	}
-	scripts, err := filepath.Glob(filepath.Join("testdata", "realclients", "*.js"))
+	scripts, err = filepath.Glob(filepath.Join("testdata", "realclients", glob))
 	if err != nil || len(scripts) == 0 {
-		t.Fatalf("no client scripts in testdata/realclients (%v)", err)
+		t.Fatalf("no client scripts %s in testdata/realclients (%v)", glob, err)
 	}
 	// node reads the scripts, not this process: read them here too, so that go test's
 	// result cache notices when one changes.
@@ -62,16 +79,7 @@ func TestRealClients(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	modules := installRealClients(t, npm, unavailable)
-
-	for _, script := range scripts {
-		name := strings.TrimSuffix(filepath.Base(script), ".js")
-		t.Run(name, func(t *testing.T) {
-			t.Parallel()
-			s := startServer(t, "--dialect", "riak")
-			runClientScript(t, s, node, script, modules)
-		})
-	}
+	return node, installRealClients(t, npm, unavailable), scripts
 }
 
 // installRealClients installs the pinned clients into a temporary directory (removed
@@ -122,9 +130,10 @@ func installRealClients(t *testing.T, npm string, unavailable func(string, ...an
 	return modules
 }
 
-// runClientScript runs one client script with node against s and fails the test with
-// the script's and the server's output when the script fails.
-func runClientScript(t *testing.T, s *child, node, script, modules string) {
+// runClientScript runs one client script with node against s, with env added to its
+// environment, and fails the test with the script's and the server's output when the
+// script fails.
+func runClientScript(t *testing.T, s *child, node, script, modules string, env ...string) {
 	t.Helper()
 	host, port, err := net.SplitHostPort(s.Addr)
 	if err != nil {
@@ -139,7 +148,7 @@ func runClientScript(t *testing.T, s *child, node, script, modules string) {
 	// --no-deprecation: both clients use APIs Node now warns about (new Buffer, ...).
 	cmd := exec.CommandContext(ctx, node, "--no-deprecation", abs)
 	cmd.Dir = filepath.Dir(abs)
-	cmd.Env = append(os.Environ(), "NODE_PATH="+modules, "RIAK_HOST="+host, "RIAK_PORT="+port)
+	cmd.Env = append(append(os.Environ(), "NODE_PATH="+modules, "RIAK_HOST="+host, "RIAK_PORT="+port), env...)
 	cmd.WaitDelay = 5 * time.Second
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out

@@ -22,7 +22,8 @@ func (c subcommand) fail(format string, a ...any) int {
 }
 
 // parse parses args with fs (flags may come anywhere), then takes the subcommand and
-// checks its number of arguments against arity. It returns the subcommand and its
+// checks its number of arguments against arity (a negative arity: any number, which the
+// command checks itself). It returns the subcommand and its
 // arguments; when ok is false the command is over, with exit code code (0 after -h,
 // which printed the usage to stdout; 2 after a usage error, printed to stderr).
 func (c subcommand) parse(fs *flag.FlagSet, args []string, arity map[string]int, stdout io.Writer) (sub string, pos []string, code int, ok bool) {
@@ -42,7 +43,7 @@ func (c subcommand) parse(fs *flag.FlagSet, args []string, arity map[string]int,
 	if !known {
 		return "", nil, c.fail("unknown command %q", sub), false
 	}
-	if len(pos) != n {
+	if n >= 0 && len(pos) != n {
 		return "", nil, c.fail("%s takes %d argument(s), got %d", sub, n, len(pos)), false
 	}
 	return sub, pos, 0, true

@@ -23,8 +23,17 @@ const userUsage = `usage:
   cairn user disable KEYID                      disable a user (its key stops working)
   cairn user enable KEYID                       enable a disabled user
   cairn user rotate KEYID                       give a user a new key secret
-Each command prints the server's JSON. flags (before or after the arguments):
+These print the server's JSON. KV access control (docs/kv-security.md):
+  cairn user grant KEYID PERM[,PERM...] on TYPE [BUCKET]   grant permissions on a bucket
+  cairn user grant KEYID PERM[,PERM...] on any             type, a bucket of it, or any
+  cairn user revoke KEYID PERM[,PERM...] on TYPE [BUCKET]  revoke them (from that scope only)
+  cairn user revoke KEYID PERM[,PERM...] on any
+  cairn user grants KEYID                                  list a user's grants
+  PERM: get put delete list_keys list_buckets mapreduce index set_props admin
+  (Riak's names, riak_kv.get..., work too). These print the user's grants as a table.
+flags (before or after the arguments; a KEYID that starts with "-" goes after "--"):
   --url URL            the object-storage interface (env CAIRN_S3_URL, default http://127.0.0.1:8080)
+  --kv-url URL         the key-value interface, for grants (env CAIRN_URL, default http://127.0.0.1:8098)
   --key-id ID          admin key id (env CAIRN_ADMIN_KEY_ID)
   --key-secret SECRET  admin key secret (env CAIRN_ADMIN_KEY_SECRET)
   --data-dir DIR       without a key, read DIR/admin-credentials.json
@@ -39,6 +48,7 @@ func userCmd(ctx context.Context, args []string, getenv func(string) string, std
 	fs := flag.NewFlagSet("cairn user", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	baseURL := fs.String("url", envOr(getenv, "CAIRN_S3_URL", "http://127.0.0.1:8080"), "")
+	kvURL := fs.String("kv-url", envOr(getenv, "CAIRN_URL", "http://127.0.0.1:8098"), "")
 	var keyID, keySecret string
 	// The --admin-key-* names of `cairn module` work too (the same admin key).
 	for _, name := range []string{"key-id", "admin-key-id"} {
@@ -54,7 +64,8 @@ func userCmd(ctx context.Context, args []string, getenv func(string) string, std
 
 	cmd := subcommand{name: "cairn user", usage: userUsage, stderr: stderr}
 	usageErr := cmd.fail
-	sub, pos, code, ok := cmd.parse(fs, args, map[string]int{"create": 0, "list": 0, "disable": 1, "enable": 1, "rotate": 1}, stdout)
+	sub, pos, code, ok := cmd.parse(fs, args, map[string]int{"create": 0, "list": 0, "disable": 1, "enable": 1, "rotate": 1,
+		"grant": -1, "revoke": -1, "grants": 1}, stdout)
 	if !ok {
 		return code
 	}
@@ -73,6 +84,9 @@ func userCmd(ctx context.Context, args []string, getenv func(string) string, std
 		return usageErr("the key id is empty")
 	case (keyID == "") != (keySecret == ""):
 		return usageErr("give both --key-id and --key-secret, or neither")
+	}
+	if sub == "grant" || sub == "revoke" || sub == "grants" {
+		return grantCmd(ctx, cmd, sub, pos, grantClientArgs{url: *kvURL, id: keyID, secret: keySecret, dataDir: *dataDir}, stdout, stderr)
 	}
 
 	fail := func(err error) int {

@@ -40,6 +40,10 @@ type WalkOptions struct {
 	// MaxBytes is the most value bytes (all siblings of every object returned) a walk
 	// may return (DefaultWalkMaxBytes).
 	MaxBytes int64
+	// CanRead, if set, is asked before the walk reads an object a link leads to: its
+	// error ends the walk (returned as it is). The KV interface sets it under access
+	// control.
+	CanRead func(ctx context.Context, typ, bucket string) error
 }
 
 // Walk walks links from typ/bucket/key and returns the objects reached by each kept
@@ -91,6 +95,11 @@ func (s *Service) Walk(ctx context.Context, typ, bucket, key string, steps []Wal
 		for _, t := range targets {
 			if ctx.Err() != nil {
 				return nil, errTimedOut()
+			}
+			if opts.CanRead != nil {
+				if err := opts.CanRead(ctx, typ, t.bucket); err != nil {
+					return nil, err
+				}
 			}
 			o, err := s.Get(ctx, typ, t.bucket, t.key, GetOptions{})
 			if IsNotFound(err) {

@@ -5,14 +5,39 @@ import (
 	"net/http"
 
 	"github.com/cairnkv/cairn/core/hooks"
+	"github.com/cairnkv/cairn/core/security"
 )
 
 // adminRealm is the Basic-auth realm of the admin routes.
 const adminRealm = `Basic realm="cairn admin"`
 
-// authorized checks the admin credential (HTTP Basic: key id and secret). Without
-// credentials it answers 401 with a challenge, with wrong ones 403, and returns false.
+// authorized checks that the caller may administer modules. Under access control the
+// route has authenticated the caller, who needs the admin permission on any (the admin
+// credential has it). Otherwise it checks the admin credential (HTTP Basic: key id and
+// secret): without credentials it answers 401 with a challenge, with wrong ones 403.
+// It returns false after answering.
 func (a *API) authorized(w http.ResponseWriter, r *http.Request) bool {
+	if p := principalFrom(r.Context()); p != nil {
+		if err := p.Check(r.Context(), security.Admin, security.AnyScope()); err != nil {
+			a.writeDenied(w, r, err)
+			return false
+		}
+		return true
+	}
+	return a.adminCredential(w, r)
+}
+
+// adminCredential checks that the caller is the admin credential: under access control
+// the route has authenticated the caller; otherwise it checks the Basic credentials as
+// authorized does. It returns false after answering.
+func (a *API) adminCredential(w http.ResponseWriter, r *http.Request) bool {
+	if p := principalFrom(r.Context()); p != nil {
+		if !p.Admin {
+			writeText(w, http.StatusForbidden, "Only the admin credential may manage grants\n")
+			return false
+		}
+		return true
+	}
 	id, secret, ok := r.BasicAuth()
 	if !ok {
 		w.Header().Set("WWW-Authenticate", adminRealm)
@@ -28,7 +53,7 @@ func (a *API) authorized(w http.ResponseWriter, r *http.Request) bool {
 
 // moduleListResource serves GET /admin/modules.
 func (a *API) moduleListResource() resource {
-	return resource{name: "kv_wm_admin_modules", methods: []string{"HEAD", "GET"}, handle: func(w http.ResponseWriter, r *http.Request, _ loc) {
+	return resource{name: "kv_wm_admin_modules", methods: []string{"HEAD", "GET"}, guard: selfGuard, handle: func(w http.ResponseWriter, r *http.Request, _ loc) {
 		if !a.authorized(w, r) {
 			return
 		}
@@ -42,7 +67,7 @@ func (a *API) moduleListResource() resource {
 
 // moduleResource serves PUT, GET and DELETE /admin/modules/{name}.
 func (a *API) moduleResource() resource {
-	return resource{name: "kv_wm_admin_module", methods: []string{"HEAD", "GET", "PUT", "DELETE"}, handle: func(w http.ResponseWriter, r *http.Request, l loc) {
+	return resource{name: "kv_wm_admin_module", methods: []string{"HEAD", "GET", "PUT", "DELETE"}, guard: selfGuard, handle: func(w http.ResponseWriter, r *http.Request, l loc) {
 		if !a.authorized(w, r) {
 			return
 		}
@@ -96,7 +121,7 @@ const hooksMaxModule = 64 << 20
 
 // preflistResource serves GET .../buckets/B/keys/K/preflist.
 func (a *API) preflistResource() resource {
-	return resource{name: "kv_wm_preflist", methods: []string{"HEAD", "GET"}, handle: func(w http.ResponseWriter, r *http.Request, l loc) {
+	return resource{name: "kv_wm_preflist", methods: []string{"HEAD", "GET"}, guard: readGuard, handle: func(w http.ResponseWriter, r *http.Request, l loc) {
 		pl, err := a.kv.Preflist(r.Context(), l.typ, l.bucket, l.key)
 		if err != nil {
 			a.writeError(w, r, err)

@@ -18,6 +18,7 @@ import (
 	"github.com/cairnkv/cairn/core/kvapi/wire"
 	"github.com/cairnkv/cairn/core/mapreduce"
 	"github.com/cairnkv/cairn/core/modules"
+	"github.com/cairnkv/cairn/core/security"
 )
 
 // Config configures the KV interface.
@@ -39,6 +40,16 @@ type Config struct {
 	AdminCheck func(keyID, secret string) bool
 	// MapReduce, if set, runs the jobs POSTed to /mapred (without it /mapred is 404).
 	MapReduce *mapreduce.Service
+	// Guard, if set, manages the users' grants under /admin/grants for holders of the
+	// admin credential, and authenticates the callers of RequireAuth.
+	Guard *security.Guard
+	// RequireAuth turns access control on (see auth.go; it needs Guard): every request
+	// but /ping, /stats, /metrics and / needs a user's credentials and the permission
+	// its route names.
+	RequireAuth bool
+	// AllowInsecure lets RequireAuth accept credentials over plain HTTP; without it a
+	// request that is not over TLS is refused with 426.
+	AllowInsecure bool
 }
 
 // API is the KV interface.
@@ -71,8 +82,12 @@ type hotRoute struct {
 
 type resourceLink struct{ name, path string }
 
-// New returns the KV interface over svc.
+// New returns the KV interface over svc. RequireAuth without a Guard is a programming
+// error: New panics.
 func New(svc *kv.Service, cfg Config) *API {
+	if cfg.RequireAuth && cfg.Guard == nil {
+		panic("kvapi: RequireAuth needs a Guard")
+	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
@@ -96,6 +111,8 @@ type resource struct {
 	name    string
 	methods []string
 	handle  func(w http.ResponseWriter, r *http.Request, l loc)
+	// guard is what the resource's requests need under access control (auth.go).
+	guard guard
 }
 
 // Handler returns the routed handler with path normalisation in front, and the
@@ -167,6 +184,10 @@ func (a *API) routes(r *mux.Router) {
 		a.route(r, a.moduleListResource(), 0, "/admin/modules", true)
 		a.route(r, a.moduleResource(), 0, "/admin/modules/{key}", true)
 	}
+	if a.cfg.Guard != nil {
+		// So does the user's key id.
+		a.route(r, a.grantsResource(), 0, "/admin/grants/{key}", true)
+	}
 	a.route(r, a.mapredResource(), 0, "/mapred", false)
 	a.route(r, a.statsResource(), 0, "/stats", false)
 	a.route(r, a.pingResource(), 0, "/ping", false)
@@ -214,6 +235,12 @@ func (a *API) route(r *mux.Router, res resource, api wire.API, path string, guar
 				if tmpl.segs[len(tmpl.segs)-1].rest && i == len(tmpl.slot)-1 {
 					l.rest = caps[i]
 				}
+			}
+		}
+		if a.cfg.RequireAuth && !res.guard.open {
+			var ok bool
+			if req, ok = a.authorize(w, req, res.guard, l); !ok {
+				return
 			}
 		}
 		res.handle(w, req, l)

@@ -24,7 +24,7 @@ var counterOffers = []string{"text/plain"}
 // POST adds the body's integer, GET answers the value. kv.CounterAdd documents the
 // counter's semantics and stored form.
 func (a *API) counterResource() resource {
-	return resource{name: "kv_wm_counter", methods: []string{"GET", "POST"}, handle: func(w http.ResponseWriter, r *http.Request, l loc) {
+	return resource{name: "kv_wm_counter", methods: []string{"GET", "POST"}, guard: objectGuard, handle: func(w http.ResponseWriter, r *http.Request, l loc) {
 		if r.Method == http.MethodPost {
 			a.postCounter(w, r, l)
 			return
@@ -126,7 +126,7 @@ func parseCounterDelta(body []byte) (int64, error) {
 // bucket-type data types (counter, set, map, hll), so for any other existing type it
 // says so with 501; an unknown type is 404 as for objects.
 func (a *API) datatypeResource() resource {
-	return resource{name: "kv_wm_crdt", methods: []string{"HEAD", "GET", "POST"}, handle: func(w http.ResponseWriter, r *http.Request, l loc) {
+	return resource{name: "kv_wm_crdt", methods: []string{"HEAD", "GET", "POST"}, guard: objectGuard, handle: func(w http.ResponseWriter, r *http.Request, l loc) {
 		if l.typ == core.DefaultType {
 			w.Header()["Location"] = []string{"/buckets/" + wire.QuotePlus(l.bucket) + "/counters/" + wire.QuotePlus(l.key)}
 			writeText(w, http.StatusMovedPermanently, "Counters in the default bucket-type should use the legacy URL\n")

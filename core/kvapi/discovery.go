@@ -10,14 +10,14 @@ import (
 )
 
 func (a *API) pingResource() resource {
-	return resource{name: "kv_wm_ping", methods: []string{"HEAD", "GET"}, handle: func(w http.ResponseWriter, r *http.Request, _ loc) {
+	return resource{name: "kv_wm_ping", methods: []string{"HEAD", "GET"}, guard: openGuard, handle: func(w http.ResponseWriter, r *http.Request, _ loc) {
 		a.writeBody(w, r, http.StatusOK, "text/html", []byte("OK"))
 	}}
 }
 
 // statsResource serves /stats: compact JSON, or the same pretty-printed as text/plain.
 func (a *API) statsResource() resource {
-	return resource{name: "kv_wm_stats", methods: []string{"HEAD", "GET"}, handle: func(w http.ResponseWriter, r *http.Request, _ loc) {
+	return resource{name: "kv_wm_stats", methods: []string{"HEAD", "GET"}, guard: openGuard, handle: func(w http.ResponseWriter, r *http.Request, _ loc) {
 		if a.cfg.Stats == nil {
 			writeStatusPage(w, r, http.StatusNotFound)
 			return
@@ -47,7 +47,7 @@ func (a *API) statsResource() resource {
 // listResource serves / : every resource and its path, as HTML or JSON, with a Link
 // header naming each.
 func (a *API) listResource() resource {
-	return resource{name: "core_wm_urlmap", methods: []string{"HEAD", "GET"}, handle: func(w http.ResponseWriter, r *http.Request, _ loc) {
+	return resource{name: "core_wm_urlmap", methods: []string{"HEAD", "GET"}, guard: openGuard, handle: func(w http.ResponseWriter, r *http.Request, _ loc) {
 		list := a.resourceList()
 		var link bytes.Buffer
 		for i, l := range list {

@@ -26,7 +26,7 @@ const (
 // the typed form. The reference's decision order: a malformed request (400, text/plain)
 // before content negotiation (406) before the bucket type's existence (404, status page).
 func (a *API) indexResource() resource {
-	return resource{name: "kv_wm_index", methods: []string{"HEAD", "GET"}, handle: func(w http.ResponseWriter, r *http.Request, l loc) {
+	return resource{name: "kv_wm_index", methods: []string{"HEAD", "GET"}, guard: indexGuard, handle: func(w http.ResponseWriter, r *http.Request, l loc) {
 		req, err := wire.ParseIndexQuery(l.rest, r.URL.Query())
 		if err != nil {
 			a.writeError(w, r, badRequest(err.Error()))

@@ -55,11 +55,11 @@ func (p listParams) context(ctx context.Context) (context.Context, context.Cance
 }
 
 func (a *API) bucketsResource() resource {
-	return resource{name: "kv_wm_buckets", methods: []string{"HEAD", "GET"}, handle: a.listBuckets}
+	return resource{name: "kv_wm_buckets", methods: []string{"HEAD", "GET"}, guard: bucketsGuard, handle: a.listBuckets}
 }
 
 func (a *API) keysResource() resource {
-	return resource{name: "kv_wm_keylist", methods: []string{"HEAD", "GET"}, handle: a.listKeys}
+	return resource{name: "kv_wm_keylist", methods: []string{"HEAD", "GET"}, guard: keysGuard, handle: a.listKeys}
 }
 
 // listKeys serves GET /buckets/B/keys?keys=true|stream (and typed), and the old API's

@@ -12,12 +12,13 @@ import (
 	"github.com/cairnkv/cairn/core/httpx"
 	"github.com/cairnkv/cairn/core/kvapi/wire"
 	"github.com/cairnkv/cairn/core/mapreduce"
+	"github.com/cairnkv/cairn/core/security"
 )
 
 // mapredResource serves MapReduce jobs: POST /mapred[?chunked=true]. GET and HEAD answer
 // 400 with the usage text, as the reference does.
 func (a *API) mapredResource() resource {
-	return resource{name: "kv_wm_mapred", methods: []string{"GET", "HEAD", "POST"}, handle: a.mapred}
+	return resource{name: "kv_wm_mapred", methods: []string{"GET", "HEAD", "POST"}, guard: selfGuard, handle: a.mapred}
 }
 
 // mapred checks the request in webmachine's order (the body is parsed, 400, before the
@@ -48,6 +49,10 @@ func (a *API) mapred(w http.ResponseWriter, r *http.Request, _ loc) {
 	job, err := mapreduce.ParseJob(body)
 	if err != nil {
 		a.mapredError(w, r, err)
+		return
+	}
+	if err := checkJob(r.Context(), job); err != nil {
+		a.writeDenied(w, r, err)
 		return
 	}
 	if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != "application/json" {
@@ -121,8 +126,9 @@ func (a *API) streamMapred(w http.ResponseWriter, r *http.Request, exec *mapredu
 // runs), the others as mapredErrorBody says.
 func (a *API) mapredError(w http.ResponseWriter, r *http.Request, err error) {
 	var (
-		pe *mapreduce.ParseError
-		be *mapreduce.BusyError
+		pe     *mapreduce.ParseError
+		be     *mapreduce.BusyError
+		denied *security.DeniedError
 	)
 	switch {
 	case errors.As(err, &pe):
@@ -130,6 +136,9 @@ func (a *API) mapredError(w http.ResponseWriter, r *http.Request, err error) {
 		return
 	case errors.As(err, &be):
 		writeText(w, http.StatusServiceUnavailable, be.Message+"\n")
+		return
+	case errors.As(err, &denied):
+		writeText(w, http.StatusForbidden, denied.Error())
 		return
 	}
 	status, body, ok := a.mapredErrorBody(r, err)
@@ -142,9 +151,10 @@ func (a *API) mapredError(w http.ResponseWriter, r *http.Request, err error) {
 // mapredErrorBody returns the status and JSON body of a job's error: a function that
 // cannot be loaded 400 {"phase":N,"error":E}; a failed function 500
 // {"phase":N,"error":E,"input":I}; a timeout 503 {"error":"timeout"}; results too
-// large 500 {"error":E}; the client's share of a runtime used up 503 {"error":E}; an
-// internal error, which is logged, 500 {"error":E} naming the request id. ok is false
-// when the client has gone (nothing to write).
+// large 500 {"error":E}; the client's share of a runtime used up 503 {"error":E}; a
+// bucket the caller may not read 403 {"error":E}; an internal error, which is logged,
+// 500 {"error":E} naming the request id. ok is false when the client has gone (nothing
+// to write).
 func (a *API) mapredErrorBody(r *http.Request, err error) (status int, body []byte, ok bool) {
 	var (
 		se *mapreduce.SetupError
@@ -152,8 +162,11 @@ func (a *API) mapredErrorBody(r *http.Request, err error) (status int, body []by
 		le *mapreduce.LimitError
 		pe *mapreduce.ParseError
 		be *mapreduce.BusyError
+		de *security.DeniedError
 	)
 	switch {
+	case errors.As(err, &de):
+		return http.StatusForbidden, mapreduce.ErrorJSON(de.Error()), true
 	case errors.As(err, &se):
 		return http.StatusBadRequest, se.JSON(), true
 	case errors.As(err, &fe):

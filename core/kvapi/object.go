@@ -18,7 +18,7 @@ import (
 var objectMethods = []string{"HEAD", "GET", "POST", "PUT", "DELETE"}
 
 func (a *API) objectResource() resource {
-	return resource{name: "kv_wm_object", methods: objectMethods, handle: func(w http.ResponseWriter, r *http.Request, l loc) {
+	return resource{name: "kv_wm_object", methods: objectMethods, guard: objectGuard, handle: func(w http.ResponseWriter, r *http.Request, l loc) {
 		switch r.Method {
 		case http.MethodGet, http.MethodHead:
 			a.getObject(w, r, l)
@@ -32,7 +32,7 @@ func (a *API) objectResource() resource {
 
 // createResource is POST to a bucket: a store with a server-assigned key.
 func (a *API) createResource() resource {
-	return resource{name: "kv_wm_object", methods: objectMethods, handle: func(w http.ResponseWriter, r *http.Request, l loc) {
+	return resource{name: "kv_wm_object", methods: objectMethods, guard: objectGuard, handle: func(w http.ResponseWriter, r *http.Request, l loc) {
 		l.key = core.NewKey()
 		a.putObject(w, r, l, true)
 	}}

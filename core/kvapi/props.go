@@ -19,7 +19,7 @@ func (a *API) propsResource(newAPI bool) resource {
 	if newAPI {
 		methods = append(methods, "DELETE")
 	}
-	return resource{name: "kv_wm_props", methods: methods, handle: func(w http.ResponseWriter, r *http.Request, l loc) {
+	return resource{name: "kv_wm_props", methods: methods, guard: propsGuard, handle: func(w http.ResponseWriter, r *http.Request, l loc) {
 		switch r.Method {
 		case http.MethodGet, http.MethodHead:
 			p, err := a.kv.Props(r.Context(), l.typ, l.bucket)
@@ -42,7 +42,7 @@ func (a *API) propsResource(newAPI bool) resource {
 
 // typePropsResource serves /types/T/props.
 func (a *API) typePropsResource() resource {
-	return resource{name: "kv_wm_bucket_type", methods: []string{"HEAD", "GET", "PUT"}, handle: func(w http.ResponseWriter, r *http.Request, l loc) {
+	return resource{name: "kv_wm_bucket_type", methods: []string{"HEAD", "GET", "PUT"}, guard: typePropsGuard, handle: func(w http.ResponseWriter, r *http.Request, l loc) {
 		switch r.Method {
 		case http.MethodGet, http.MethodHead:
 			p, err := a.kv.TypeProps(r.Context(), l.typ)

@@ -7,6 +7,7 @@ import (
 
 	"github.com/cairnkv/cairn/core/kv"
 	"github.com/cairnkv/cairn/core/kvapi/wire"
+	"github.com/cairnkv/cairn/core/security"
 )
 
 const (
@@ -22,7 +23,7 @@ const (
 // typed form, which is refused. POST behaves as GET (the reference offers it only so
 // that browsers can bypass their cache).
 func (a *API) walkResource() resource {
-	return resource{name: "kv_wm_link_walker", methods: []string{"HEAD", "GET", "POST"}, handle: a.walk}
+	return resource{name: "kv_wm_link_walker", methods: []string{"HEAD", "GET", "POST"}, guard: readGuard, handle: a.walk}
 }
 
 // walk checks the request in webmachine's order (malformed 400, forbidden 403, Accept
@@ -48,13 +49,13 @@ func (a *API) walk(w http.ResponseWriter, r *http.Request, l loc) {
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), walkTimeout)
 	defer cancel()
-	results, err := a.kv.Walk(ctx, l.typ, l.bucket, l.key, ks, kv.WalkOptions{})
+	results, err := a.kv.Walk(ctx, l.typ, l.bucket, l.key, ks, kv.WalkOptions{CanRead: canRead(ctx, security.Get)})
 	if err != nil {
 		if kv.IsNotFound(err) {
 			writeStatusPage(w, r, http.StatusNotFound)
 			return
 		}
-		a.writeError(w, r, err)
+		a.writeDenied(w, r, err)
 		return
 	}
 	boundary := wire.NewBoundary()

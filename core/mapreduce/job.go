@@ -1,6 +1,7 @@
 package mapreduce
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"math"
@@ -34,6 +35,10 @@ type Job struct {
 	Query []Phase
 	// Timeout bounds the whole job (DefaultTimeout when the job sets none).
 	Timeout time.Duration
+	// CanRead, if set, is asked before the job reads an object (an input of a map or
+	// link phase, wherever a link led): its error fails the job. The KV interface sets
+	// it under access control.
+	CanRead func(ctx context.Context, typ, bucket string) error
 }
 
 // InputKind says what the inputs of a job are.

@@ -128,6 +128,14 @@ type Config struct {
 	// hooks) one client uses at once (0: half of each pool, at least 1).
 	JSMaxVMsPerClient int `json:"js-max-vms-per-client"`
 
+	// KVAuth turns KV access control on: every request but /ping, /stats, /metrics and /
+	// needs the HTTP Basic credentials (key id, secret) of an enabled user, or of the
+	// admin credential, and the permission its route names (docs/kv-security.md).
+	KVAuth bool `json:"kv-auth"`
+	// KVAuthAllowInsecure lets KVAuth accept credentials over plain HTTP; without it a
+	// request that is not over TLS is refused with 426.
+	KVAuthAllowInsecure bool `json:"kv-auth-allow-insecure"`
+
 	// SyncLatency simulates a slower disk: every storage sync waits this long first. For
 	// benchmarks only (no flag).
 	SyncLatency time.Duration `json:"-"`

@@ -125,12 +125,20 @@ func New(cfg Config, version string, log *slog.Logger) (*Server, error) {
 	if ext != nil && ext.Stats != nil {
 		st.AddSource(ext.Stats)
 	}
+	if cfg.S3Listen != "" || cfg.KVAuth {
+		// The object-storage service holds the users, KV access control's too.
+		if err := s.openS3(cred); err != nil {
+			s.Close()
+			return nil, err
+		}
+	}
 	mr := mapreduce.New(svc, reg, mapreduce.Config{MaxJobs: cfg.MapReduceMaxJobs,
 		MaxResultBytes: cfg.MapReduceMaxResultSize, MaxJobBytes: cfg.MapReduceMaxJobSize, Logger: log,
 		MaxJobsPerClient: cfg.MapReduceMaxJobsPerClient})
 	api := kvapi.New(svc, kvapi.Config{Dialect: d, Version: version, Stats: st.Report, Logger: log,
 		Metrics: promhttp.HandlerFor(st.Prometheus(), promhttp.HandlerOpts{}),
-		Modules: mods, AdminCheck: cred.Matches, MapReduce: mr})
+		Modules: mods, AdminCheck: cred.Matches, MapReduce: mr,
+		Guard: s.kvGuard(cred), RequireAuth: cfg.KVAuth, AllowInsecure: cfg.KVAuthAllowInsecure})
 	s.handler = httpx.Chain(api.Handler(),
 		httpx.RequestID,
 		httpx.Recover(log, kvapi.WriteInternalError),
@@ -139,17 +147,14 @@ func New(cfg Config, version string, log *slog.Logger) (*Server, error) {
 		httpx.GuardBody(s.bodyLimits(s.bodyMemory)),
 	)
 	if cfg.S3Listen != "" {
-		if err := s.newS3(cred); err != nil {
-			s.Close()
-			return nil, err
-		}
+		s.newS3API()
 	}
 	return s, nil
 }
 
-// newS3 builds the object-storage service and interface, and makes sure the admin user
-// (the admin credential's key pair) exists.
-func (s *Server) newS3(cred Credential) error {
+// openS3 builds the object-storage service and makes sure the admin user (the admin
+// credential's key pair) exists.
+func (s *Server) openS3(cred Credential) error {
 	blobs, err := storage.OpenBlobs(filepath.Join(s.cfg.DataDir, BlobsDir))
 	if err != nil {
 		return fmt.Errorf("server: %w", err)
@@ -167,7 +172,12 @@ func (s *Server) newS3(cred Credential) error {
 		chunks, blobs := svc.Collected()
 		return map[string]any{"s3_chunks_collected_total": chunks, "s3_blobs_collected_total": blobs}
 	})
-	api := s3api.New(svc, s3api.Config{DataHost: s.cfg.S3DataHost, Dialect: s.cfg.Dialect, Logger: s.log})
+	return nil
+}
+
+// newS3API builds the object-storage interface over the service openS3 built.
+func (s *Server) newS3API() {
+	api := s3api.New(s.s3, s3api.Config{DataHost: s.cfg.S3DataHost, Dialect: s.cfg.Dialect, Logger: s.log})
 	s.s3Handler = httpx.Chain(api.Handler(),
 		httpx.RequestID,
 		httpx.Recover(s.log, api.WriteInternalError),
@@ -175,7 +185,6 @@ func (s *Server) newS3(cred Credential) error {
 		httpx.Metrics(s.stats, "s3"),
 		httpx.GuardBody(s.bodyLimits(nil)), // objects stream through; small bodies are bounded
 	)
-	return nil
 }
 
 // BlobsDir is the directory, in the data directory, of the S3 interface's blob files.
@@ -185,7 +194,8 @@ const BlobsDir = "blobs"
 // S3Listen is empty), for in-process tests and benchmarks.
 func (s *Server) S3Handler() http.Handler { return s.s3Handler }
 
-// S3 returns the object-storage service (nil when not served).
+// S3 returns the object-storage service (nil when neither served nor needed by KV
+// access control, which authenticates its users).
 func (s *Server) S3() *s3.Service { return s.s3 }
 
 // Handler returns the KV interface with its middleware (for in-process tests and

@@ -6,9 +6,9 @@
 // # Keyspace
 //
 // Every key starts with a one-byte table tag (TagObject, TagIndex, TagProps, TagType,
-// TagModule, TagS3, TagChunk, TagReap, TagMeta) followed by components. Each component is
-// escaped so that any byte may appear in it: a 0x00 byte inside a component is written
-// as 0x00 0xFF and every component ends with 0x00 0x01. This encoding is
+// TagModule, TagS3, TagChunk, TagReap, TagMeta, TagGrant) followed by components. Each
+// component is escaped so that any byte may appear in it: a 0x00 byte inside a component
+// is written as 0x00 0xFF and every component ends with 0x00 0x01. This encoding is
 //
 //   - order-preserving: bytes.Compare of two keys equals the lexicographic order of
 //     their (tag, component...) tuples, so a bucket's keys, an index's terms and the reap

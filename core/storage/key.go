@@ -28,6 +28,10 @@ const (
 	// TagMeta keys are (name) and hold server metadata such as the schema version
 	// ("schema", see SchemaVersion) and the node id.
 	TagMeta byte = 'v'
+	// TagGrant keys are (user key id, scope kind, type, bucket) and hold the KV
+	// permissions granted to that user on that scope (core/security; the kind is "any",
+	// "type" or "bucket", and the unused names are empty).
+	TagGrant byte = 'g'
 )
 
 // Component framing bytes. Inside a component 0x00 is escaped as 0x00 0xFF; a
