@@ -18,7 +18,8 @@ import (
 func grantCLI(t testing.TB, s *child, sub string, args ...string) (code int, stdout, stderr string) {
 	t.Helper()
 	argv := append([]string{"user", "--kv-url", s.URL, "--url", "http://" + s.S3Addr, "--data-dir", s.DataDir, sub, "--"}, args...)
-	return runCairn(t, serverOpts{args: argv})
+	// The server's environment carries SSL_CERT_FILE when its certificate is a test CA's.
+	return runCairn(t, serverOpts{args: argv, env: s.opts.env})
 }
 
 // mustGrantCLI runs a `cairn user` command that must succeed and returns its output.
@@ -253,33 +254,35 @@ func TestKVAuthOffAndRestart(t *testing.T) {
 }
 
 // TestRealClientsAuth runs riak-js, unmodified, with Basic credentials in its headers
-// option against a server with --kv-auth, over plain HTTP with --kv-auth-allow-insecure.
-//
-// To run it over TLS, replace realClientsAuthArgs's --kv-auth-allow-insecure with
-// --kv-tls-cert/--kv-tls-key, and realClientsAuthEnv's RIAK_PROTOCOL=http with
-// RIAK_PROTOCOL=https and NODE_EXTRA_CA_CERTS=<the certificate>; the script hands
-// riak-js's requests to https.request then.
+// option against a server with --kv-auth over TLS, as Riak's security requires. riak-js
+// only speaks plain HTTP, so the script hands its requests to Node's https.request (the
+// transport; riak-js's own code runs as published), trusting the test CA through
+// NODE_EXTRA_CA_CERTS. The grants are made with `cairn user grant` over HTTPS, which
+// trusts the CA through SSL_CERT_FILE as any Go program does.
 func TestRealClientsAuth(t *testing.T) {
 	node, modules, scripts := realClientsSetup(t, filepath.Join("auth", "*.js"))
+	ca := newTestCA(t)
+	dir := t.TempDir()
+	caFile, cert, key := filepath.Join(dir, "ca.pem"), filepath.Join(dir, "kv.pem"), filepath.Join(dir, "kv.key")
+	writePEM(t, caFile, "CERTIFICATE", ca.cert.Raw)
+	ca.issue(t, cert, key, 7)
 	for _, script := range scripts {
 		name := strings.TrimSuffix(filepath.Base(script), ".js")
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			s := startServer(t, realClientsAuthArgs...)
+			s := startServerOpts(t, serverOpts{tlsRoots: ca.pool, env: []string{"SSL_CERT_FILE=" + caFile},
+				args: []string{"--dialect", "riak", "--kv-auth", "--kv-tls-cert", cert, "--kv-tls-key", key}})
+			if !strings.HasPrefix(s.URL, "https://") {
+				t.Fatalf("the KV interface is not served over TLS: %s", s.URL)
+			}
 			u := cliCreateUser(t, s, "Riak JS", name+"@example.com")
 			mustGrantCLI(t, s, "grant", u.KeyID, "get,put,delete,list_keys", "on", "default", "rjs")
 			mustGrantCLI(t, s, "grant", u.KeyID, "mapreduce", "on", "any")
-			runClientScript(t, s, node, script, modules, append(realClientsAuthEnv,
-				"RIAK_USER="+u.KeyID, "RIAK_PASSWORD="+u.KeySecret, "RIAK_BUCKET=rjs")...)
+			runClientScript(t, s, node, script, modules, "RIAK_PROTOCOL=https", "NODE_EXTRA_CA_CERTS="+caFile,
+				"RIAK_USER="+u.KeyID, "RIAK_PASSWORD="+u.KeySecret, "RIAK_BUCKET=rjs")
 		})
 	}
 }
-
-// The server flags and script environment of TestRealClientsAuth.
-var (
-	realClientsAuthArgs = []string{"--dialect", "riak", "--kv-auth", "--kv-auth-allow-insecure"}
-	realClientsAuthEnv  = []string{"RIAK_PROTOCOL=http"}
-)
 
 // TestKVAuthFlags: the switches take a bare flag, an explicit value, the environment
 // and the config file, and refuse what is not a boolean.

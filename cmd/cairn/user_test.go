@@ -17,8 +17,9 @@ import (
 // directory (so the admin key comes from its credential file).
 func userCLI(t testing.TB, s *child, args ...string) (code int, stdout, stderr string) {
 	t.Helper()
-	argv := append([]string{"user"}, args...)
-	argv = append(argv, "--url", "http://"+s.S3Addr, "--data-dir", s.DataDir)
+	// The flags go first, so that a command may end its flags with "--" (a key id may
+	// start with "-").
+	argv := append([]string{"user", "--url", "http://" + s.S3Addr, "--data-dir", s.DataDir}, args...)
 	return runCairn(t, serverOpts{args: argv})
 }
 
@@ -91,7 +92,7 @@ func TestUserCLI(t *testing.T) {
 
 	// disable: the key stops working and the user is listed as disabled.
 	var u s3User
-	mustUserJSON(t, s, &u, "disable", alice.KeyID)
+	mustUserJSON(t, s, &u, "disable", "--", alice.KeyID)
 	if want := alice; u.Status != "disabled" || u.KeyID != want.KeyID || u.Email != want.Email {
 		t.Errorf("disable: %+v", u)
 	}
@@ -107,14 +108,14 @@ func TestUserCLI(t *testing.T) {
 	}
 
 	// enable
-	mustUserJSON(t, s, &u, "enable", alice.KeyID)
+	mustUserJSON(t, s, &u, "enable", "--", alice.KeyID)
 	if u.Status != "enabled" {
 		t.Errorf("enable: %+v", u)
 	}
 	c.must(t, http.StatusOK, http.MethodGet, "", "", "", nil, "")
 
 	// rotate: same key id, new secret; the old secret no longer signs.
-	mustUserJSON(t, s, &u, "rotate", alice.KeyID)
+	mustUserJSON(t, s, &u, "rotate", "--", alice.KeyID)
 	if u.KeyID != alice.KeyID || u.KeySecret == alice.KeySecret || !keySecretRE.MatchString(u.KeySecret) || u.Status != "enabled" {
 		t.Errorf("rotate: %+v (was %+v)", u, alice)
 	}
