@@ -146,10 +146,21 @@ func startServer(t testing.TB, args ...string) *child {
 	return startServerOpts(t, serverOpts{args: args})
 }
 
+// privateTempDir is a fresh temporary directory, 0700 as docs/operating.md asks of a
+// data directory (t.TempDir's follow the umask, and cairn serve warns about 0755).
+func privateTempDir(t testing.TB) string {
+	t.Helper()
+	dir := t.TempDir()
+	if err := os.Chmod(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
 func startServerOpts(t testing.TB, o serverOpts) *child {
 	t.Helper()
 	if o.dataDir == "" && !o.raw {
-		o.dataDir = t.TempDir()
+		o.dataDir = privateTempDir(t)
 	}
 	s := &child{t: t, opts: o, DataDir: o.dataDir}
 	if err := s.start(); err != nil {
