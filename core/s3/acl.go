@@ -87,12 +87,21 @@ type Requester struct {
 // AnonymousRequester is the requester of an unsigned request.
 var AnonymousRequester = Requester{Anonymous: true}
 
+// OwnerKeepsACP is the one rule that keeps an owner in control of its resource
+// (AWS's): the owner of a bucket, or of an object, holds READ_ACP and WRITE_ACP on it
+// whatever its ACL says, so an owner who granted everything away can still read the
+// ACL and put a new one back. It gives nothing else (no READ, WRITE or FULL_CONTROL),
+// and nothing to anonymous requesters or to an owner without an id.
+func OwnerKeepsACP(owner Owner, r Requester, perm Permission) bool {
+	return !r.Anonymous && r.ID != "" && r.ID == owner.ID && (perm == PermReadACP || perm == PermWriteACP)
+}
+
 // Allows reports whether the ACL grants perm to r. FULL_CONTROL implies every
 // permission; AllUsers matches everyone, AuthenticatedUsers every signed request. The
-// owner may always read and change the ACL (READ_ACP, WRITE_ACP), even with no grant
-// of its own; every other access comes from grants.
+// owner always holds READ_ACP and WRITE_ACP ([OwnerKeepsACP]); every other access
+// comes from grants.
 func (a *ACL) Allows(r Requester, perm Permission) bool {
-	if !r.Anonymous && r.ID == a.Owner.ID && (perm == PermReadACP || perm == PermWriteACP) {
+	if OwnerKeepsACP(a.Owner, r, perm) {
 		return true
 	}
 	for _, g := range a.Grants {

@@ -8,16 +8,17 @@ import (
 
 // grantHeaders lists the grant header suffixes (after "x-amz-grant-" or
 // "x-obj-grant-") and their permissions in the order ParseGrantHeaders reads them, which
-// is the order of the grants it returns.
+// is the order of the grants it returns: the headers' documented order, as GET ?acl
+// lists them on AWS.
 var grantHeaders = [...]struct {
 	suffix string
 	perm   s3.Permission
 }{
-	{"full-control", s3.PermFullControl},
 	{"read", s3.PermRead},
 	{"write", s3.PermWrite},
 	{"read-acp", s3.PermReadACP},
 	{"write-acp", s3.PermWriteACP},
+	{"full-control", s3.PermFullControl},
 }
 
 // The prefixes of the grant header names: the real one and the interface's neutral
@@ -47,8 +48,8 @@ type headerGrant struct {
 //	x-amz-grant-read: id="8d6f…", emailAddress="a@example.com", uri="http://acs.amazonaws.com/groups/global/AllUsers"
 //
 // The ACL's owner is owner; its grants are exactly those listed (no implicit owner
-// FULL_CONTROL, as AWS does), in the order full-control, read, write, read-acp,
-// write-acp, within one permission the x-amz- header before the x-obj- one and items in
+// FULL_CONTROL, as AWS does), in the order read, write, read-acp, write-acp,
+// full-control, within one permission the x-amz- header before the x-obj- one and items in
 // the order written. id and emailAddress grants are resolved with res to
 // CanonicalUser grants with the user's display name; uri must name a predefined group.
 //
