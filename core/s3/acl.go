@@ -82,6 +82,10 @@ type Requester struct {
 	// (aws:SourceIp, aws:SecureTransport).
 	SourceIP netip.Addr
 	Secure   bool
+	// Keys are the request's values of the other bucket-policy condition keys it
+	// carries, by lower-case key name (the Cond* constants: aws:referer,
+	// s3:prefix, ...); a key the request does not carry is absent. Nil is no key.
+	Keys map[string]string
 }
 
 // AnonymousRequester is the requester of an unsigned request.

@@ -6,7 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net/netip"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -23,9 +25,19 @@ import (
 //	   "Resource": "arn:aws:s3:::bucket"|"arn:aws:s3:::bucket/prefix*"|[...],  (or NotResource)
 //	   "Condition": {"IpAddress": {"aws:SourceIp": "10.0.0.0/8"|[...]},
 //	                 "NotIpAddress": {...}, "Bool": {"aws:SecureTransport": "true"},
-//	                 "DateLessThan": {"aws:CurrentTime": "2030-01-01T00:00:00Z"}, ...}}]}
+//	                 "DateLessThan": {"aws:CurrentTime": "2030-01-01T00:00:00Z"},
+//	                 "StringLike": {"s3:prefix": ["home/*", ""]},
+//	                 "StringNotEqualsIfExists": {"aws:Referer": "..."},
+//	                 "NumericLessThanEquals": {"s3:max-keys": "100"},
+//	                 "Null": {"aws:UserAgent": "true"}, ...}}]}
 //
-// Principals are canonical user ids; "*" is everyone, anonymous requesters included.
+// Principals are canonical user ids; "*" is everyone, anonymous requesters included; a
+// {"Service": ...} principal is accepted and matches no request.
+//
+// Conditions follow AWS: the values of one key are OR'ed, the keys and operators of
+// a statement AND'ed; a key the request does not carry makes a positive operator
+// false and a negated one (Not...) true, an ...IfExists operator true; Null tests
+// whether the key is absent.
 // Actions match case-insensitively, resources case-sensitively; both take the wildcards
 // * (any run of characters, '/' included) and ? (one character). A statement applies
 // when its principal, action, resource and every condition match. Any applying Deny
@@ -91,9 +103,13 @@ const (
 	condIP condKind = iota
 	condBool
 	condDate
+	condString
+	condNumeric
+	condNull
 )
 
-// dateCmp is the comparison of a date operator: the request time against the value.
+// dateCmp is the comparison of a date or numeric operator: the request's value against
+// the condition's.
 type dateCmp int
 
 const (
@@ -104,43 +120,127 @@ const (
 	cmpGe
 )
 
+// strCmp is how a string operator compares the request's value with a condition value.
+type strCmp int
+
+const (
+	strEquals strCmp = iota
+	strEqualsFold
+	strLike
+)
+
 // condOp describes one condition operator.
 type condOp struct {
 	kind condKind
-	// negate inverts the test (NotIpAddress, DateNotEquals): it then holds when no
-	// value matches, and when the key is absent from the request.
+	// negate inverts the test (NotIpAddress, StringNotEquals, DateNotEquals): it then
+	// holds when no value matches, and when the key is absent from the request.
 	negate bool
-	cmp    dateCmp
+	cmp    dateCmp // condDate, condNumeric
+	str    strCmp  // condString
 }
 
-// condOps are the condition operators understood.
+// condOps are the condition operators understood; each but Null also has an
+// ...IfExists form (see lookupCondOp).
 var condOps = map[string]condOp{
-	"IpAddress":             {kind: condIP},
-	"NotIpAddress":          {kind: condIP, negate: true},
-	"Bool":                  {kind: condBool},
-	"DateEquals":            {kind: condDate, cmp: cmpEq},
-	"DateNotEquals":         {kind: condDate, cmp: cmpEq, negate: true},
-	"DateLessThan":          {kind: condDate, cmp: cmpLt},
-	"DateLessThanEquals":    {kind: condDate, cmp: cmpLe},
-	"DateGreaterThan":       {kind: condDate, cmp: cmpGt},
-	"DateGreaterThanEquals": {kind: condDate, cmp: cmpGe},
+	"IpAddress":                 {kind: condIP},
+	"NotIpAddress":              {kind: condIP, negate: true},
+	"Bool":                      {kind: condBool},
+	"DateEquals":                {kind: condDate, cmp: cmpEq},
+	"DateNotEquals":             {kind: condDate, cmp: cmpEq, negate: true},
+	"DateLessThan":              {kind: condDate, cmp: cmpLt},
+	"DateLessThanEquals":        {kind: condDate, cmp: cmpLe},
+	"DateGreaterThan":           {kind: condDate, cmp: cmpGt},
+	"DateGreaterThanEquals":     {kind: condDate, cmp: cmpGe},
+	"StringEquals":              {kind: condString, str: strEquals},
+	"StringNotEquals":           {kind: condString, str: strEquals, negate: true},
+	"StringEqualsIgnoreCase":    {kind: condString, str: strEqualsFold},
+	"StringNotEqualsIgnoreCase": {kind: condString, str: strEqualsFold, negate: true},
+	"StringLike":                {kind: condString, str: strLike},
+	"StringNotLike":             {kind: condString, str: strLike, negate: true},
+	"NumericEquals":             {kind: condNumeric, cmp: cmpEq},
+	"NumericNotEquals":          {kind: condNumeric, cmp: cmpEq, negate: true},
+	"NumericLessThan":           {kind: condNumeric, cmp: cmpLt},
+	"NumericLessThanEquals":     {kind: condNumeric, cmp: cmpLe},
+	"NumericGreaterThan":        {kind: condNumeric, cmp: cmpGt},
+	"NumericGreaterThanEquals":  {kind: condNumeric, cmp: cmpGe},
+	"Null":                      {kind: condNull},
 }
 
-// condKeys are the condition keys each kind of operator accepts (lower case: keys
-// match ignoring case).
-var condKeys = map[condKind][]string{
-	condIP:   {"aws:sourceip"},
-	condBool: {"aws:securetransport"},
-	condDate: {"aws:currenttime", "aws:epochtime"},
+// ifExistsSuffix turns an operator into one that also holds when the key is absent.
+const ifExistsSuffix = "IfExists"
+
+// lookupCondOp finds an operator by name, with its ...IfExists form (not for Null).
+func lookupCondOp(name string) (op condOp, ifExists, ok bool) {
+	if op, ok := condOps[name]; ok {
+		return op, false, true
+	}
+	base, cut := strings.CutSuffix(name, ifExistsSuffix)
+	if op, ok := condOps[base]; cut && ok && op.kind != condNull {
+		return op, true, true
+	}
+	return condOp{}, false, false
 }
+
+// The condition keys whose value a request may carry as a string (lower case: keys
+// match ignoring case). The request's values come in Requester.Keys.
+const (
+	CondReferer          = "aws:referer"
+	CondUserAgent        = "aws:useragent"
+	CondUsername         = "aws:username"
+	CondUserID           = "aws:userid"
+	CondPrefix           = "s3:prefix"
+	CondDelimiter        = "s3:delimiter"
+	CondMaxKeys          = "s3:max-keys"
+	CondACL              = "s3:x-amz-acl"
+	CondSignatureVersion = "s3:signatureversion"
+	CondAuthType         = "s3:authtype"
+)
+
+// The condition keys the server computes itself.
+const (
+	condSourceIP        = "aws:sourceip"
+	condSecureTransport = "aws:securetransport"
+	condCurrentTime     = "aws:currenttime"
+	condEpochTime       = "aws:epochtime"
+)
+
+// stringKeys are the keys string operators accept.
+var stringKeys = []string{CondReferer, CondUserAgent, CondUsername, CondUserID, CondPrefix,
+	CondDelimiter, CondMaxKeys, CondACL, CondSignatureVersion, CondAuthType}
+
+// condKeys are the condition keys each kind of operator accepts.
+var condKeys = map[condKind][]string{
+	condIP:      {condSourceIP},
+	condBool:    {condSecureTransport},
+	condDate:    {condCurrentTime, condEpochTime},
+	condString:  stringKeys,
+	condNumeric: {CondMaxKeys},
+	condNull: append([]string{condSourceIP, condSecureTransport, condCurrentTime, condEpochTime},
+		stringKeys...),
+}
+
+// Bounds of a policy besides its size.
+const (
+	// MaxPolicyStatements bounds the statements of a policy.
+	MaxPolicyStatements = 128
+	// MaxStatementConditions bounds the (operator, key) pairs of one statement.
+	MaxStatementConditions = 64
+	// MaxConditionValues bounds the values of one (operator, key) pair.
+	MaxConditionValues = 256
+)
 
 // condition is one key tested by one operator: the test holds (before negation) when
 // any of the values matches the request.
 type condition struct {
-	op       condOp
+	op condOp
+	// ifExists makes the condition hold when the key is absent from the request.
+	ifExists bool
+	key      string         // lower case
 	prefixes []netip.Prefix // condIP
-	bools    []bool         // condBool
+	bools    []bool         // condBool, condNull
 	times    []time.Time    // condDate
+	strs     []string       // condString
+	nums     []float64      // condNumeric
 }
 
 // malformed returns a MalformedPolicy error.
@@ -206,6 +306,9 @@ func parsePolicy(doc []byte) (*Policy, error) {
 	}
 	if len(list) == 0 {
 		return nil, malformed("Policy has no statement")
+	}
+	if len(list) > MaxPolicyStatements {
+		return nil, malformed("Policy has %d statements (at most %d)", len(list), MaxPolicyStatements)
 	}
 	sids := make(map[string]bool)
 	for i, r := range list {
@@ -336,12 +439,20 @@ func parsePrincipal(v json.RawMessage) (everyone bool, ids []string, err error) 
 		return false, nil, malformed("Invalid principal in policy: %s", v)
 	}
 	for k, raw := range m {
-		if k != "AWS" && k != "CanonicalUser" {
-			return false, nil, malformed("Invalid principal in policy: unsupported principal type %q (AWS or CanonicalUser)", k)
+		if k != "AWS" && k != "CanonicalUser" && k != "Service" {
+			return false, nil, malformed("Invalid principal in policy: unsupported principal type %q (AWS, CanonicalUser or Service)", k)
 		}
 		l, ok := stringOrList(raw)
 		if !ok {
 			return false, nil, malformed("Invalid principal in policy: %s must be a string or a list of strings", k)
+		}
+		if k == "Service" {
+			// A service (an AWS service's name) is never a Cairn user: it is checked
+			// and matches no request.
+			if err := checkServices(l); err != nil {
+				return false, nil, err
+			}
+			continue
 		}
 		for _, id := range l {
 			switch {
@@ -355,6 +466,16 @@ func parsePrincipal(v json.RawMessage) (everyone bool, ids []string, err error) 
 		}
 	}
 	return everyone, ids, nil
+}
+
+// checkServices checks the names of a Service principal ("s3.amazonaws.com").
+func checkServices(l []string) error {
+	for _, svc := range l {
+		if svc == "" || strings.ContainsAny(svc, " \t\r\n*?") {
+			return malformed("Invalid principal in policy: service %q", svc)
+		}
+	}
+	return nil
 }
 
 // forbiddenActions may not appear in a bucket policy (as in Riak CS and S3): they are
@@ -413,47 +534,97 @@ func parseConditions(v json.RawMessage) ([]condition, error) {
 	}
 	var out []condition
 	for name, keys := range block {
-		op, ok := condOps[name]
+		op, ifExists, ok := lookupCondOp(name)
 		if !ok {
-			return nil, malformed("Invalid Condition type: %q (supported: IpAddress, NotIpAddress, Bool, Date*)", name)
+			return nil, malformed("Invalid Condition type: %q (supported: String*, Numeric*, Date*, Bool, IpAddress, NotIpAddress, their ...IfExists forms, and Null)", name)
 		}
 		if len(keys) == 0 {
 			return nil, malformed("Condition %s names no key", name)
 		}
+		if len(out)+len(keys) > MaxStatementConditions {
+			return nil, malformed("Statement has more than %d conditions", MaxStatementConditions)
+		}
 		for key, raw := range keys {
-			lk := strings.ToLower(key)
-			if !containsString(condKeys[op.kind], lk) {
-				return nil, malformed("Policy has an invalid condition key: %q for %s", key, name)
-			}
-			vals, ok := conditionValues(raw)
-			if !ok {
-				return nil, malformed("Condition %s %s: values must be a string, number or boolean, or a non-empty list of them", name, key)
-			}
-			c := condition{op: op}
-			for _, val := range vals {
-				var err error
-				switch op.kind {
-				case condIP:
-					var p netip.Prefix
-					p, err = parseCIDR(val)
-					c.prefixes = append(c.prefixes, p)
-				case condBool:
-					var b bool
-					b, err = parseBool(val)
-					c.bools = append(c.bools, b)
-				case condDate:
-					var t time.Time
-					t, err = parseDate(val)
-					c.times = append(c.times, t)
-				}
-				if err != nil {
-					return nil, malformed("Condition %s %s: %v", name, key, err)
-				}
+			c, err := parseCondition(op, ifExists, name, key, raw)
+			if err != nil {
+				return nil, err
 			}
 			out = append(out, c)
 		}
 	}
 	return out, nil
+}
+
+// parseCondition parses the values of one key under one operator.
+func parseCondition(op condOp, ifExists bool, name, key string, raw json.RawMessage) (condition, error) {
+	lk := strings.ToLower(key)
+	if !containsString(condKeys[op.kind], lk) {
+		return condition{}, malformed("Policy has an invalid condition key: %q for %s", key, name)
+	}
+	vals, ok := conditionValues(raw)
+	if !ok {
+		return condition{}, malformed("Condition %s %s: values must be a string, number or boolean, or a non-empty list of them", name, key)
+	}
+	if len(vals) > MaxConditionValues {
+		return condition{}, malformed("Condition %s %s: more than %d values", name, key, MaxConditionValues)
+	}
+	c := condition{op: op, ifExists: ifExists, key: lk}
+	for _, val := range vals {
+		if err := c.addValue(val); err != nil {
+			return condition{}, malformed("Condition %s %s: %v", name, key, err)
+		}
+	}
+	return c, nil
+}
+
+// addValue parses one condition value for the condition's operator and keeps it.
+func (c *condition) addValue(val any) error {
+	switch c.op.kind {
+	case condIP:
+		p, err := parseCIDR(val)
+		c.prefixes = append(c.prefixes, p)
+		return err
+	case condBool, condNull:
+		b, err := parseBool(val)
+		c.bools = append(c.bools, b)
+		return err
+	case condDate:
+		t, err := parseDate(val)
+		c.times = append(c.times, t)
+		return err
+	case condNumeric:
+		n, err := parseNumber(val)
+		c.nums = append(c.nums, n)
+		return err
+	}
+	c.strs = append(c.strs, scalarString(val))
+	return nil
+}
+
+// scalarString writes a string, number or boolean condition value as a string.
+func scalarString(v any) string {
+	switch x := v.(type) {
+	case string:
+		return x
+	case json.Number:
+		return x.String()
+	case bool:
+		return strconv.FormatBool(x)
+	}
+	return fmt.Sprint(v)
+}
+
+// parseNumber parses a number, as a JSON number or a string.
+func parseNumber(v any) (float64, error) {
+	s := scalarString(v)
+	if _, isBool := v.(bool); isBool {
+		return 0, fmt.Errorf("%v is not a number", v)
+	}
+	n, err := strconv.ParseFloat(s, 64)
+	if err != nil || math.IsNaN(n) || math.IsInf(n, 0) {
+		return 0, fmt.Errorf("%q is not a number", s)
+	}
+	return n, nil
 }
 
 // conditionValues decodes one value or a non-empty list of values (strings, numbers
@@ -707,42 +878,92 @@ func anyMatch(patterns []string, s string, fold bool) bool {
 	return false
 }
 
-// holds evaluates the condition against the request.
+// lookup returns the request's value for a condition key (lower case) as a string,
+// and whether the request has one.
+func (req PolicyRequest) lookup(key string) (string, bool) {
+	switch key {
+	case condSourceIP:
+		if !req.Requester.SourceIP.IsValid() {
+			return "", false
+		}
+		return req.Requester.SourceIP.String(), true
+	case condSecureTransport:
+		return strconv.FormatBool(req.Requester.Secure), true
+	case condCurrentTime:
+		return req.time().Format(time.RFC3339), true
+	case condEpochTime:
+		return strconv.FormatInt(req.time().Unix(), 10), true
+	}
+	v, ok := req.Requester.Keys[key]
+	return v, ok
+}
+
+// time returns the time the request is evaluated at.
+func (req PolicyRequest) time() time.Time {
+	if req.now.IsZero() {
+		return time.Now()
+	}
+	return req.now
+}
+
+// holds evaluates the condition against the request: any value matching makes a
+// positive operator hold and a negated one fail. An absent key makes a positive
+// operator fail and a negated one hold, except that ...IfExists operators hold; Null
+// holds when one of its values says the key's absence (true: absent, false: present).
 func (c *condition) holds(req PolicyRequest) bool {
-	match := false
+	v, present := req.lookup(c.key)
+	if c.op.kind == condNull {
+		return slices.Contains(c.bools, !present)
+	}
+	if !present {
+		return c.ifExists || c.op.negate
+	}
+	return c.matches(req, v) != c.op.negate
+}
+
+// matches reports whether any of the condition's values matches the request's value v
+// of the key (before negation).
+func (c *condition) matches(req PolicyRequest, v string) bool {
 	switch c.op.kind {
 	case condIP:
-		ip := req.Requester.SourceIP
-		if !ip.IsValid() {
-			return c.op.negate // an absent key: only a negated test holds
-		}
-		ip = ip.Unmap().WithZone("")
-		for _, p := range c.prefixes {
-			if p.Contains(ip) {
-				match = true
-				break
-			}
-		}
+		ip := req.Requester.SourceIP.Unmap().WithZone("")
+		return slices.ContainsFunc(c.prefixes, func(p netip.Prefix) bool { return p.Contains(ip) })
 	case condBool:
-		for _, b := range c.bools {
-			if b == req.Requester.Secure {
-				match = true
-				break
-			}
-		}
+		return slices.Contains(c.bools, req.Requester.Secure)
 	case condDate:
-		now := req.now
-		if now.IsZero() {
-			now = time.Now()
+		now := req.time()
+		return slices.ContainsFunc(c.times, func(t time.Time) bool { return compareTime(now, t, c.op.cmp) })
+	case condNumeric:
+		n, err := strconv.ParseFloat(v, 64)
+		if err != nil {
+			return false
 		}
-		for _, t := range c.times {
-			if compareTime(now, t, c.op.cmp) {
-				match = true
-				break
-			}
-		}
+		return slices.ContainsFunc(c.nums, func(x float64) bool { return compareNumber(n, x, c.op.cmp) })
 	}
-	return match != c.op.negate
+	switch c.op.str {
+	case strEqualsFold:
+		return slices.ContainsFunc(c.strs, func(x string) bool { return strings.EqualFold(x, v) })
+	case strLike:
+		return slices.ContainsFunc(c.strs, func(p string) bool { return globMatch(p, v, false) })
+	}
+	return slices.Contains(c.strs, v)
+}
+
+// compareNumber compares the request's number n with a condition value x.
+func compareNumber(n, x float64, cmp dateCmp) bool {
+	switch cmp {
+	case cmpEq:
+		return n == x
+	case cmpLt:
+		return n < x
+	case cmpLe:
+		return n <= x
+	case cmpGt:
+		return n > x
+	case cmpGe:
+		return n >= x
+	}
+	return false
 }
 
 // compareTime compares the request time now with a condition value t.
@@ -760,52 +981,4 @@ func compareTime(now, t time.Time, cmp dateCmp) bool {
 		return !now.Before(t)
 	}
 	return false
-}
-
-// globMatch reports whether s matches pattern, where * matches any run of characters
-// (including none and including '/') and ? exactly one character; with fold, ASCII
-// letters match ignoring case. It runs in O(len(pattern)·len(s)) at worst.
-func globMatch(pattern, s string, fold bool) bool {
-	px, sx := 0, 0
-	// star is the index of the last * seen (-1: none); starS is where in s the text
-	// it absorbs ends, for the next retry.
-	star, starS := -1, 0
-	for px < len(pattern) || sx < len(s) {
-		if px < len(pattern) {
-			switch c := pattern[px]; c {
-			case '*':
-				star, starS = px, sx
-				px++
-				continue
-			case '?':
-				if sx < len(s) {
-					_, w := utf8.DecodeRuneInString(s[sx:])
-					px++
-					sx += w
-					continue
-				}
-			default:
-				if sx < len(s) && (s[sx] == c || fold && foldByte(s[sx]) == foldByte(c)) {
-					px++
-					sx++
-					continue
-				}
-			}
-		}
-		if star >= 0 && starS < len(s) {
-			_, w := utf8.DecodeRuneInString(s[starS:])
-			starS += w
-			px, sx = star+1, starS
-			continue
-		}
-		return false
-	}
-	return true
-}
-
-func foldByte(c byte) byte {
-	if c >= 'A' && c <= 'Z' {
-		return c + 'a' - 'A'
-	}
-	return c
 }

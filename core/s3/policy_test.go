@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net/netip"
 	"strings"
 	"testing"
@@ -78,6 +79,30 @@ func TestParsePolicyValid(t *testing.T) {
 	}
 }
 
+// manyConds renders a condition block of n (operator, key) pairs: the string keys
+// under each string operator and its IfExists form.
+func manyConds(n int) string {
+	var ops []string
+	for _, op := range []string{"StringEquals", "StringNotEquals", "StringLike", "StringNotLike", "StringEqualsIgnoreCase", "StringNotEqualsIgnoreCase"} {
+		ops = append(ops, op, op+"IfExists")
+	}
+	var blocks []string
+	for _, op := range ops {
+		var keys []string
+		for _, k := range stringKeys {
+			if n == 0 {
+				break
+			}
+			keys = append(keys, fmt.Sprintf("%q:\"x\"", k))
+			n--
+		}
+		if len(keys) > 0 {
+			blocks = append(blocks, fmt.Sprintf("%q:{%s}", op, strings.Join(keys, ",")))
+		}
+	}
+	return "{" + strings.Join(blocks, ",") + "}"
+}
+
 func TestParsePolicyMalformed(t *testing.T) {
 	tests := []struct{ name, doc, msg string }{
 		{"empty", ``, "first byte"},
@@ -99,7 +124,9 @@ func TestParsePolicyMalformed(t *testing.T) {
 		{"no principal", stmt(`"Effect":"Allow","Action":"*","Resource":"arn:aws:s3:::bkt"`), "Principal"},
 		{"principal and not principal", stmt(allowAll + `,"NotPrincipal":"*"`), "both"},
 		{"principal bare id", stmt(`"Effect":"Allow","Principal":"abc","Action":"*","Resource":"arn:aws:s3:::bkt"`), "principal"},
-		{"principal service", stmt(`"Effect":"Allow","Principal":{"Service":"x"},"Action":"*","Resource":"arn:aws:s3:::bkt"`), "principal"},
+		{"principal federated", stmt(`"Effect":"Allow","Principal":{"Federated":"x"},"Action":"*","Resource":"arn:aws:s3:::bkt"`), "principal"},
+		{"principal service empty", stmt(`"Effect":"Allow","Principal":{"Service":""},"Action":"*","Resource":"arn:aws:s3:::bkt"`), "service"},
+		{"principal service wildcard", stmt(`"Effect":"Allow","Principal":{"Service":"s3.*"},"Action":"*","Resource":"arn:aws:s3:::bkt"`), "service"},
 		{"principal empty object", stmt(`"Effect":"Allow","Principal":{},"Action":"*","Resource":"arn:aws:s3:::bkt"`), "principal"},
 		{"principal empty list", stmt(`"Effect":"Allow","Principal":{"AWS":[]},"Action":"*","Resource":"arn:aws:s3:::bkt"`), "principal"},
 		{"principal number", stmt(`"Effect":"Allow","Principal":{"AWS":1},"Action":"*","Resource":"arn:aws:s3:::bkt"`), "principal"},
@@ -117,7 +144,19 @@ func TestParsePolicyMalformed(t *testing.T) {
 		{"resource empty path", stmt(`"Effect":"Allow","Principal":"*","Action":"*","Resource":"arn:aws:s3:::"`), "invalid resource"},
 		{"resource list of numbers", stmt(`"Effect":"Allow","Principal":"*","Action":"*","Resource":[1]`), "Resource"},
 		{"condition not object", stmt(allowAll + `,"Condition":[]`), "Condition"},
-		{"condition unknown operator", stmt(allowAll + `,"Condition":{"StringLike":{"aws:Referer":"x"}}`), "Condition type"},
+		{"condition unknown operator", stmt(allowAll + `,"Condition":{"StringMatches":{"aws:Referer":"x"}}`), `"StringMatches"`},
+		{"condition Null IfExists", stmt(allowAll + `,"Condition":{"NullIfExists":{"aws:Referer":"true"}}`), `"NullIfExists"`},
+		{"condition double IfExists", stmt(allowAll + `,"Condition":{"StringLikeIfExistsIfExists":{"aws:Referer":"x"}}`), "Condition type"},
+		{"condition operator case", stmt(allowAll + `,"Condition":{"stringequals":{"aws:Referer":"x"}}`), `"stringequals"`},
+		{"condition string on ip key", stmt(allowAll + `,"Condition":{"StringEquals":{"aws:SourceIp":"10.0.0.1"}}`), "condition key"},
+		{"condition unknown key", stmt(allowAll + `,"Condition":{"StringEquals":{"s3:x-amz-foo":"x"}}`), "condition key"},
+		{"condition numeric key", stmt(allowAll + `,"Condition":{"NumericLessThan":{"s3:prefix":"1"}}`), "condition key"},
+		{"condition bad number", stmt(allowAll + `,"Condition":{"NumericLessThan":{"s3:max-keys":"ten"}}`), "number"},
+		{"condition bool number", stmt(allowAll + `,"Condition":{"NumericLessThan":{"s3:max-keys":true}}`), "number"},
+		{"condition bad null", stmt(allowAll + `,"Condition":{"Null":{"aws:Referer":"maybe"}}`), "true or false"},
+		{"too many condition values", stmt(allowAll + `,"Condition":{"StringEquals":{"aws:Referer":[` + strings.TrimSuffix(strings.Repeat(`"x",`, MaxConditionValues+1), ",") + `]}}`), "values"},
+		{"too many conditions", stmt(allowAll + `,"Condition":` + manyConds(MaxStatementConditions+1)), "conditions"},
+		{"too many statements", `{"Statement":[` + strings.TrimSuffix(strings.Repeat(`{"Effect":"Deny","Principal":"*","Action":"*","Resource":"arn:aws:s3:::b"},`, MaxPolicyStatements+1), ",") + `]}`, "statements"},
 		{"condition wrong key", stmt(allowAll + `,"Condition":{"IpAddress":{"aws:SecureTransport":"true"}}`), "condition key"},
 		{"condition no key", stmt(allowAll + `,"Condition":{"IpAddress":{}}`), "no key"},
 		{"condition bad cidr", stmt(allowAll + `,"Condition":{"IpAddress":{"aws:SourceIp":"10.0.0.0/33"}}`), "CIDR"},
@@ -234,6 +273,15 @@ func TestPolicyEvaluate(t *testing.T) {
 	}
 	now := time.Date(2020, 6, 1, 12, 0, 0, 0, time.UTC)
 	when := func(q PolicyRequest, t time.Time) PolicyRequest { q.now = t; return q }
+	with := func(r Requester, key, v string) Requester {
+		keys := maps.Clone(r.Keys)
+		if keys == nil {
+			keys = map[string]string{}
+		}
+		keys[key] = v
+		r.Keys = keys
+		return r
+	}
 
 	const (
 		N = EffectNone
@@ -323,6 +371,60 @@ func TestPolicyEvaluate(t *testing.T) {
 		{"date equals", stmt(allowAll + `,"Condition":{"DateEquals":{"aws:CurrentTime":"2020-06-01T12:00:00Z"}}`), when(getObj(anon, "k"), now), A},
 		{"date not equals", stmt(allowAll + `,"Condition":{"DateNotEquals":{"aws:CurrentTime":"2020-06-01T12:00:00Z"}}`), when(getObj(anon, "k"), now), N},
 		{"date now", stmt(allowAll + `,"Condition":{"DateGreaterThan":{"aws:CurrentTime":"2001-01-01T00:00:00Z"}}`), getObj(anon, "k"), A},
+
+		// String operators: values OR'ed, absent keys, IfExists.
+		{"string equals", stmt(allowAll + `,"Condition":{"StringEquals":{"aws:Referer":["http://a/","http://b/"]}}`), getObj(with(anon, CondReferer, "http://b/"), "k"), A},
+		{"string equals other", stmt(allowAll + `,"Condition":{"StringEquals":{"aws:Referer":["http://a/","http://b/"]}}`), getObj(with(anon, CondReferer, "http://c/"), "k"), N},
+		{"string equals case", stmt(allowAll + `,"Condition":{"StringEquals":{"aws:Referer":"http://A/"}}`), getObj(with(anon, CondReferer, "http://a/"), "k"), N},
+		{"string equals absent", stmt(allowAll + `,"Condition":{"StringEquals":{"aws:Referer":"http://a/"}}`), getObj(anon, "k"), N},
+		{"string equals if exists, absent", stmt(allowAll + `,"Condition":{"StringEqualsIfExists":{"aws:Referer":"http://a/"}}`), getObj(anon, "k"), A},
+		{"string equals if exists, other", stmt(allowAll + `,"Condition":{"StringEqualsIfExists":{"aws:Referer":"http://a/"}}`), getObj(with(anon, CondReferer, "x"), "k"), N},
+		{"string not equals", stmt(allowAll + `,"Condition":{"StringNotEquals":{"aws:Referer":["http://a/","http://b/"]}}`), getObj(with(anon, CondReferer, "http://c/"), "k"), A},
+		{"string not equals one of", stmt(allowAll + `,"Condition":{"StringNotEquals":{"aws:Referer":["http://a/","http://b/"]}}`), getObj(with(anon, CondReferer, "http://a/"), "k"), N},
+		{"string not equals absent", stmt(allowAll + `,"Condition":{"StringNotEquals":{"aws:Referer":"http://a/"}}`), getObj(anon, "k"), A},
+		{"string not equals if exists, absent", stmt(allowAll + `,"Condition":{"StringNotEqualsIfExists":{"aws:Referer":"http://a/"}}`), getObj(anon, "k"), A},
+		{"string equals ignore case", stmt(allowAll + `,"Condition":{"StringEqualsIgnoreCase":{"aws:UserAgent":"Curl/8"}}`), getObj(with(anon, CondUserAgent, "cURL/8"), "k"), A},
+		{"string not equals ignore case", stmt(allowAll + `,"Condition":{"StringNotEqualsIgnoreCase":{"aws:UserAgent":"Curl/8"}}`), getObj(with(anon, CondUserAgent, "cURL/8"), "k"), N},
+		{"string like", stmt(allowAll + `,"Condition":{"StringLike":{"aws:UserAgent":["*boto3*","aws-cli/*"]}}`), getObj(with(anon, CondUserAgent, "Boto3/1.2 botocore"), "k"), N},
+		{"string like match", stmt(allowAll + `,"Condition":{"StringLike":{"aws:UserAgent":["*boto3*","aws-cli/?.*"]}}`), getObj(with(anon, CondUserAgent, "aws-cli/2.15"), "k"), A},
+		{"string not like", stmt(`"Effect":"Deny","Principal":"*","Action":"*","Resource":"arn:aws:s3:::bkt/*","Condition":{"StringNotLike":{"aws:Referer":"http://example.com/*"}}`), getObj(with(anon, CondReferer, "http://evil.com/"), "k"), D},
+		{"string not like match", stmt(`"Effect":"Deny","Principal":"*","Action":"*","Resource":"arn:aws:s3:::bkt/*","Condition":{"StringNotLike":{"aws:Referer":"http://example.com/*"}}`), getObj(with(anon, CondReferer, "http://example.com/x"), "k"), N},
+		{"string not like absent", stmt(`"Effect":"Deny","Principal":"*","Action":"*","Resource":"arn:aws:s3:::bkt/*","Condition":{"StringNotLike":{"aws:Referer":"http://example.com/*"}}`), getObj(anon, "k"), D},
+		{"string not like if exists absent", stmt(`"Effect":"Deny","Principal":"*","Action":"*","Resource":"arn:aws:s3:::bkt/*","Condition":{"StringNotLikeIfExists":{"aws:Referer":"http://example.com/*"}}`), getObj(anon, "k"), D},
+		{"key name case", stmt(allowAll + `,"Condition":{"StringEquals":{"AWS:REFERER":"r"}}`), getObj(with(anon, CondReferer, "r"), "k"), A},
+		{"prefix", stmt(`"Effect":"Allow","Principal":"*","Action":"s3:ListBucket","Resource":"arn:aws:s3:::bkt","Condition":{"StringLike":{"s3:prefix":["home/bob/*",""]}}`), list(with(anon, CondPrefix, "home/bob/x")), A},
+		{"prefix other", stmt(`"Effect":"Allow","Principal":"*","Action":"s3:ListBucket","Resource":"arn:aws:s3:::bkt","Condition":{"StringLike":{"s3:prefix":["home/bob/*",""]}}`), list(with(anon, CondPrefix, "home/alice/")), N},
+		{"several keys AND'ed", stmt(allowAll + `,"Condition":{"StringEquals":{"aws:Referer":"r","aws:UserAgent":"u"}}`), getObj(with(with(anon, CondReferer, "r"), CondUserAgent, "v"), "k"), N},
+		{"several keys all hold", stmt(allowAll + `,"Condition":{"StringEquals":{"aws:Referer":"r","aws:UserAgent":"u"}}`), getObj(with(with(anon, CondReferer, "r"), CondUserAgent, "u"), "k"), A},
+		{"number as string value", stmt(allowAll + `,"Condition":{"StringEquals":{"s3:max-keys":10}}`), list(with(anon, CondMaxKeys, "10")), A},
+
+		// Numeric operators.
+		{"max-keys under", stmt(allowAll + `,"Condition":{"NumericLessThanEquals":{"s3:max-keys":"100"}}`), list(with(anon, CondMaxKeys, "100")), A},
+		{"max-keys over", stmt(allowAll + `,"Condition":{"NumericLessThanEquals":{"s3:max-keys":100}}`), list(with(anon, CondMaxKeys, "101")), N},
+		{"max-keys absent", stmt(allowAll + `,"Condition":{"NumericLessThanEquals":{"s3:max-keys":100}}`), list(anon), N},
+		{"max-keys absent if exists", stmt(allowAll + `,"Condition":{"NumericLessThanEqualsIfExists":{"s3:max-keys":100}}`), list(anon), A},
+		{"max-keys not a number", stmt(allowAll + `,"Condition":{"NumericGreaterThan":{"s3:max-keys":1}}`), list(with(anon, CondMaxKeys, "many")), N},
+		{"max-keys not equals", stmt(allowAll + `,"Condition":{"NumericNotEquals":{"s3:max-keys":[1,2]}}`), list(with(anon, CondMaxKeys, "3")), A},
+
+		// Null tests presence.
+		{"null true, absent", stmt(allowAll + `,"Condition":{"Null":{"aws:Referer":"true"}}`), getObj(anon, "k"), A},
+		{"null true, present", stmt(allowAll + `,"Condition":{"Null":{"aws:Referer":true}}`), getObj(with(anon, CondReferer, ""), "k"), N},
+		{"null false, present", stmt(allowAll + `,"Condition":{"Null":{"aws:Referer":"false"}}`), getObj(with(anon, CondReferer, "r"), "k"), A},
+		{"null false, absent", stmt(allowAll + `,"Condition":{"Null":{"aws:Referer":"false"}}`), getObj(anon, "k"), N},
+		{"null source ip", stmt(allowAll + `,"Condition":{"Null":{"aws:SourceIp":"true"}}`), getObj(noIP(anon), "k"), A},
+		{"null secure transport", stmt(allowAll + `,"Condition":{"Null":{"aws:SecureTransport":"true"}}`), getObj(anon, "k"), N},
+
+		// IfExists on the other kinds.
+		{"ip if exists, absent", stmt(allowAll + `,"Condition":{"IpAddressIfExists":{"aws:SourceIp":"192.168.0.0/16"}}`), getObj(noIP(anon), "k"), A},
+		{"ip if exists, present", stmt(allowAll + `,"Condition":{"IpAddressIfExists":{"aws:SourceIp":"192.168.0.0/16"}}`), getObj(anon, "k"), N},
+		{"bool if exists", stmt(allowAll + `,"Condition":{"BoolIfExists":{"aws:SecureTransport":"true"}}`), getObj(anon, "k"), N},
+		{"date if exists", stmt(allowAll + `,"Condition":{"DateLessThanIfExists":{"aws:CurrentTime":"2021-01-01"}}`), when(getObj(anon, "k"), now), A},
+
+		// Service principals never match a Cairn user.
+		{"service principal", stmt(`"Effect":"Allow","Principal":{"Service":["s3.amazonaws.com","logging.s3.amazonaws.com"]},"Action":"*","Resource":"arn:aws:s3:::bkt/*"`), getObj(user(bob), "k"), N},
+		{"service principal anonymous", stmt(`"Effect":"Allow","Principal":{"Service":"s3.amazonaws.com"},"Action":"*","Resource":"arn:aws:s3:::bkt/*"`), getObj(anon, "k"), N},
+		{"service and user principal", stmt(`"Effect":"Allow","Principal":{"Service":"s3.amazonaws.com","AWS":"bbbb"},"Action":"*","Resource":"arn:aws:s3:::bkt/*"`), getObj(user(bob), "k"), A},
+		{"not service principal", stmt(`"Effect":"Deny","NotPrincipal":{"Service":"s3.amazonaws.com"},"Action":"*","Resource":"arn:aws:s3:::bkt/*"`), getObj(user(bob), "k"), D},
 
 		// Combining statements: Deny wins whatever the order, Allow beats silence.
 		{"deny overrides allow", `{"Statement":[{` + allowAll + `},{"Effect":"Deny","Principal":{"AWS":"bbbb"},"Action":"s3:GetObject","Resource":"arn:aws:s3:::bkt/secret/*"}]}`, getObj(user(bob), "secret/x"), D},
@@ -551,5 +653,29 @@ func TestBucketPolicyService(t *testing.T) {
 	}
 	if bytes.Contains(v, []byte("policy")) {
 		t.Errorf("bucket record still has a policy: %s", v)
+	}
+}
+
+// TestGlobMatchLinear: patterns of many *s against long strings finish at once; a
+// backtracking matcher takes time exponential in the stars, and one retrying every
+// star position len(pattern)·len(s) steps (here about 10^10).
+func TestGlobMatchLinear(t *testing.T) {
+	s := strings.Repeat("a", 1<<20)
+	for _, tt := range []struct {
+		pattern string
+		want    bool
+	}{
+		{strings.Repeat("*a", 10000) + "*b", false},
+		{strings.Repeat("a*", 10000) + "b", false},
+		{strings.Repeat("*a", 10000) + "*", true},
+		{"*" + strings.Repeat("a", 5000) + "b*", false},
+	} {
+		start := time.Now()
+		if got := globMatch(tt.pattern, s, false); got != tt.want {
+			t.Errorf("globMatch(%.20q…) = %v, want %v", tt.pattern, got, tt.want)
+		}
+		if d := time.Since(start); d > 2*time.Second {
+			t.Errorf("globMatch(%.20q…) took %v", tt.pattern, d)
+		}
 	}
 }

@@ -47,6 +47,7 @@ func (c *call) authenticate() error {
 		c.who.SourceIP = ap.Addr().Unmap()
 	}
 	c.who.Secure = r.TLS != nil
+	c.who.Keys = c.conditionKeys()
 	return nil
 }
 

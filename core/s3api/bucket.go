@@ -172,6 +172,7 @@ func (c *call) putBucketACL() {
 
 // listObjects answers GET Bucket, version 1 or (list-type=2) version 2.
 func (c *call) listObjects() {
+	c.listKeys()
 	q := c.query
 	opts := s3.ListOptions{Prefix: q.Get("prefix"), Delimiter: q.Get("delimiter"), MaxKeys: s3.MaxListKeys}
 	if v, ok := q["max-keys"]; ok {
