@@ -467,10 +467,10 @@ func TestS3PutACL(t *testing.T) {
 		{"several", hdr{"x-amz-grant-full-control", `id="` + a.alice.ID + `"`,
 			"x-amz-grant-read", `emailAddress="bob@example.com", uri="` + s3AuthUsers + `"`},
 			func() []string {
-				return []string{s3UserGrant(a.alice, "FULL_CONTROL"), s3UserGrant(a.bob, "READ"), s3GroupGrant(s3AuthUsers, "READ")}
+				return []string{s3UserGrant(a.bob, "READ"), s3GroupGrant(s3AuthUsers, "READ"), s3UserGrant(a.alice, "FULL_CONTROL")}
 			}, true, true, false},
 		{"neutral names", hdr{"x-obj-grant-read", `id="` + a.bob.ID + `"`, "x-obj-grant-full-control", `id="` + a.alice.ID + `"`},
-			func() []string { return []string{s3UserGrant(a.alice, "FULL_CONTROL"), s3UserGrant(a.bob, "READ")} }, true, true, false},
+			func() []string { return []string{s3UserGrant(a.bob, "READ"), s3UserGrant(a.alice, "FULL_CONTROL")} }, true, true, false},
 	} {
 		for _, where := range []string{"put-acl", "put-object"} {
 			t.Run("headers/"+where+"/"+tc.name, func(t *testing.T) {
@@ -513,7 +513,7 @@ func TestS3PutACL(t *testing.T) {
 	t.Run("bucket create headers", func(t *testing.T) {
 		a.owner.mkBucket(t, "acl-hdr-bucket", "x-amz-grant-full-control", `id="`+a.alice.ID+`"`, "x-amz-grant-write", `emailAddress="bob@example.com"`)
 		d := s3ParseACL(t, a.owner.must(t, 200, http.MethodGet, "acl-hdr-bucket", "", "acl", nil, ""))
-		if got, want := d.grants(), []string{s3UserGrant(a.alice, "FULL_CONTROL"), s3UserGrant(a.bob, "WRITE")}; !s3SameStrings(got, want) {
+		if got, want := d.grants(), []string{s3UserGrant(a.bob, "WRITE"), s3UserGrant(a.alice, "FULL_CONTROL")}; !s3SameStrings(got, want) {
 			t.Errorf("grants\n got %q\nwant %q", got, want)
 		}
 		a.other.put(t, "acl-hdr-bucket", "from-bob", "x")

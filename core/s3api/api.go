@@ -120,6 +120,10 @@ func (a *API) serve(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	httpx.SetRoute(w, c.routeName())
+	if err := c.checkExpectedOwners(); err != nil {
+		c.fail(err)
+		return
+	}
 	switch {
 	case c.bucket == "":
 		c.serveService()
