@@ -459,6 +459,8 @@ func FuzzParsePolicy(f *testing.F) {
 	f.Add([]byte(`{"Statement":{"Effect":"Deny","NotPrincipal":{"AWS":["a","b"]},"NotAction":"s3:Get?bject","NotResource":"arn:aws:s3:::bkt/x*"}}`))
 	f.Add([]byte(stmt(allowAll + `,"Condition":{"DateLessThan":{"aws:EpochTime":12345}}`)))
 	f.Add([]byte(`{"a":{"b":[1,{"c":2}],"c":3}}`))
+	f.Add([]byte(stmt(allowAll + `,"Condition":{"StringLikeIfExists":{"aws:Referer":["*a*?b*",""]},"Null":{"s3:prefix":"false"},"NumericLessThan":{"s3:max-keys":"1e2"}}`)))
+	f.Add([]byte(stmt(`"Effect":"Allow","Principal":{"Service":"s3.amazonaws.com","AWS":"a"},"Action":"*","Resource":"arn:aws:s3:::bkt","Condition":{"StringNotEqualsIgnoreCase":{"aws:UserAgent":"É"}}`)))
 	f.Fuzz(func(t *testing.T, doc []byte) {
 		p, err := ParsePolicy(doc)
 		if err != nil {
@@ -479,7 +481,8 @@ func FuzzParsePolicy(f *testing.F) {
 			t.Fatalf("round trip: %s became %s", p.doc, back.doc)
 		}
 		_ = p.CheckBucket("bkt")
-		for _, r := range []Requester{{Anonymous: true}, {ID: "a", SourceIP: netip.MustParseAddr("10.0.0.1")}, {ID: "b", Secure: true, SourceIP: netip.MustParseAddr("::1")}} {
+		keys := map[string]string{CondReferer: "http://x/aéb", CondUserAgent: "é", CondPrefix: "", CondMaxKeys: "100"}
+		for _, r := range []Requester{{Anonymous: true}, {ID: "a", SourceIP: netip.MustParseAddr("10.0.0.1"), Keys: keys}, {ID: "b", Secure: true, SourceIP: netip.MustParseAddr("::1")}} {
 			for _, key := range []string{"", "x", "bkt/x*é"} {
 				p.Evaluate(PolicyRequest{Requester: r, Action: ActionGetObject, Bucket: "bkt", Key: key})
 			}
