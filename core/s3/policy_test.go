@@ -490,7 +490,19 @@ func FuzzParsePolicy(f *testing.F) {
 	})
 }
 
-// FuzzGlobMatch compares the matcher with a plain recursive one over runes.
+// asciiUpper upper-cases the ASCII letters of s.
+func asciiUpper(s string) string {
+	b := []byte(s)
+	for i, c := range b {
+		if c >= 'a' && c <= 'z' {
+			b[i] = c - 'a' + 'A'
+		}
+	}
+	return string(b)
+}
+
+// FuzzGlobMatch compares the matcher with a plain recursive one over runes, with and
+// without case folding.
 func FuzzGlobMatch(f *testing.F) {
 	f.Add("a*b?c", "axxbéc")
 	f.Add("*?*", "é")
@@ -503,21 +515,33 @@ func FuzzGlobMatch(f *testing.F) {
 		if got := globMatch(pattern, s, false); got != want {
 			t.Fatalf("globMatch(%q, %q) = %v, want %v", pattern, s, got, want)
 		}
+		// With fold, ASCII letters match ignoring case (and nothing else changes).
+		want = slowGlob([]rune(asciiLower(pattern)), []rune(asciiLower(s)))
+		if got := globMatch(strings.ToUpper(pattern), s, true); strings.ToUpper(pattern) == asciiUpper(pattern) && got != want {
+			t.Fatalf("globMatch(%q, %q, fold) = %v, want %v", strings.ToUpper(pattern), s, got, want)
+		}
 	})
 }
 
+// slowGlob is the reference matcher: dynamic programming over runes, where m[i][j]
+// says whether p[i:] matches s[j:] (quadratic, never exponential, obviously right).
 func slowGlob(p, s []rune) bool {
-	switch {
-	case len(p) == 0:
-		return len(s) == 0
-	case p[0] == '*':
-		return slowGlob(p[1:], s) || len(s) > 0 && slowGlob(p, s[1:])
-	case len(s) == 0:
-		return false
-	case p[0] == '?' || p[0] == s[0]:
-		return slowGlob(p[1:], s[1:])
+	m := make([][]bool, len(p)+1)
+	for i := range m {
+		m[i] = make([]bool, len(s)+1)
 	}
-	return false
+	m[len(p)][len(s)] = true
+	for i := len(p) - 1; i >= 0; i-- {
+		for j := len(s); j >= 0; j-- {
+			switch {
+			case p[i] == '*':
+				m[i][j] = m[i+1][j] || j < len(s) && m[i][j+1]
+			case j < len(s) && (p[i] == '?' || p[i] == s[j]):
+				m[i][j] = m[i+1][j+1]
+			}
+		}
+	}
+	return m[0][0]
 }
 
 // policyDoc renders a one-statement policy on bucket.
