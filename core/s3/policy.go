@@ -822,6 +822,8 @@ func (p *Policy) Evaluate(req PolicyRequest) Effect {
 	if req.Key != "" {
 		subject = req.Bucket + "/" + req.Key
 	}
+	// Action patterns are stored in lower case: lower the action once, not per pattern.
+	req.Action = asciiLower(req.Action)
 	eff := EffectNone
 	for i := range p.statements {
 		st := &p.statements[i]
@@ -837,12 +839,13 @@ func (p *Policy) Evaluate(req PolicyRequest) Effect {
 }
 
 // applies reports whether the statement's principal, action, resource and conditions
-// all match the request (subject is "bucket" or "bucket/key").
+// all match the request (subject is "bucket" or "bucket/key"; req.Action in lower
+// case).
 func (st *statement) applies(req PolicyRequest, subject string) bool {
 	if st.principalMatches(req.Requester) == st.notPrincipal {
 		return false
 	}
-	if anyMatch(st.actions, req.Action, true) == st.notAction {
+	if anyMatch(st.actions, req.Action, false) == st.notAction {
 		return false
 	}
 	if anyMatch(st.resources, subject, false) == st.notResource {
