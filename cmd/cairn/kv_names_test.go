@@ -168,3 +168,30 @@ func TestKVNamesFollowTheRequest(t *testing.T) {
 		}
 	})
 }
+
+// TestKVNamesProduct: under access control, the product named in the 401 challenge and
+// the 426 refusal follows the request's names too (Riak's own for riak requests).
+func TestKVNamesProduct(t *testing.T) {
+	t.Parallel()
+	s := startServer(t, "--kv-auth", "--kv-auth-allow-insecure")
+	for _, tc := range []struct {
+		path  string
+		h     []string
+		realm string
+	}{
+		{"/riak/b/k", nil, `Basic realm="Riak"`},
+		{"/buckets/b/keys/k", []string{"X-Riak-ClientId", "c"}, `Basic realm="Riak"`},
+		{"/store/b/k", nil, `Basic realm="Cairn"`},
+		{"/buckets/b/keys/k", nil, `Basic realm="Cairn"`},
+	} {
+		r := s.get(t, tc.path, tc.h...)
+		expect(t, r, 401, nil)
+		expectHeader(t, r, "WWW-Authenticate", tc.realm)
+	}
+	plain := startServer(t, "--kv-auth")
+	r := plain.get(t, "/riak/b/k")
+	expect(t, r, 426, nil)
+	if !strings.Contains(string(r.Body), "Security is enabled and Riak does not accept credentials over HTTP") {
+		t.Errorf("426 body %q names another product", r.Body)
+	}
+}
