@@ -198,7 +198,7 @@ func baseGoldenCases() []goldenCase {
 		{name: "err_400_quorum_n_val", req: "GET /buckets/g/keys/k?r=4 HTTP/1.1\n"},
 		{name: "err_400_bool_param", req: "GET /buckets/g/keys/k?notfound_ok=maybe HTTP/1.1\n"},
 		{name: "err_400_link", req: "PUT /buckets/g/keys/k HTTP/1.1\nContent-Type: text/plain\nLink: </riak/g/x>; riaktag=\"t\"\n\nvalue"},
-		{name: "err_400_link_riak_old", riak: true, req: "PUT /store/g/k HTTP/1.1\nContent-Type: text/plain\nLink: </buckets/g/keys/x>; storetag=\"t\"\n\nvalue"},
+		{name: "err_400_link_riak_old", riak: true, req: "PUT /riak/g/k HTTP/1.1\nContent-Type: text/plain\nLink: </buckets/g/keys/x>; storetag=\"t\"\n\nvalue"},
 		{name: "err_400_index", req: "PUT /buckets/g/keys/k HTTP/1.1\nContent-Type: text/plain\nX-Store-Index-Foo: 1\nX-Riak-Index-Age_int: old\n\nvalue"},
 		{name: "err_400_props_reasons", req: "PUT /buckets/g/props HTTP/1.1\nContent-Type: application/json\n\n{\"props\":{\"n_val\":\"three\",\"allow_mult\":\"maybe\",\"r\":\"default\"}}"},
 		{name: "err_400_props_shape", req: "PUT /buckets/g/props HTTP/1.1\nContent-Type: application/json\n\n{\"n_val\":3}"},

@@ -78,7 +78,7 @@ func walkGoldenCases() []goldenCase {
 			s.mustPut(t, "/buckets/gw-empty/keys/start", "start")
 		}, req: "GET /buckets/gw-empty/keys/start/_,_,1/_,_,1 HTTP/1.1\n"},
 		{norm: normaliseWalk, name: "walk_err_400", req: "GET /buckets/gw/keys/k/gw,tag HTTP/1.1\n"},
-		{norm: normaliseWalk, name: "walk_err_400_riak_old", riak: true, req: "GET /store/gw/k/gw,tag,1,1 HTTP/1.1\n"},
+		{norm: normaliseWalk, name: "walk_err_400_riak_old", riak: true, req: "GET /riak/gw/k/gw,tag,1,1 HTTP/1.1\n"},
 		{norm: normaliseWalk, name: "walk_err_403_typed", req: "GET /types/gt/buckets/gw/keys/k/_,_,1 HTTP/1.1\n"},
 		{norm: normaliseWalk, name: "walk_err_404", req: "GET /buckets/gw/keys/missing/_,_,1 HTTP/1.1\n"},
 		{norm: normaliseWalk, name: "walk_err_406", setup: func(t *testing.T, s *child) {

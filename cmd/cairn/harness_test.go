@@ -622,7 +622,7 @@ func (d dialect) other() dialect {
 }
 
 // form is one URL form of object and bucket-props addresses. Old forms exist with either
-// prefix on input; output always uses the server's dialect. The typed form addresses
+// prefix, and are answered in the prefix's names (see answer). The typed form addresses
 // buckets of the bucket type e2eType, which servers started by forEachDialect have.
 type form struct {
 	name string
@@ -637,6 +637,18 @@ const (
 	e2eType      = "e2e"
 	e2eTypeProps = `{"allow_mult":false,"dvv_enabled":false}`
 )
+
+// answer is the dialect a request in form f with no other hint is answered in by a
+// server whose --dialect is d: an old form's prefix names it, the other forms give no hint.
+func (f form) answer(d dialect) dialect {
+	switch f.in {
+	case dStore.prefix:
+		return dStore
+	case dRiak.prefix:
+		return dRiak
+	}
+	return d
+}
 
 var forms = []form{{name: "old-store", old: true, in: "/store"}, {name: "old-riak", old: true, in: "/riak"}, {name: "new"}, {name: "typed", typ: e2eType}}
 

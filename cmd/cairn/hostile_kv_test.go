@@ -234,8 +234,8 @@ func TestHostileMetadataFlood(t *testing.T) {
 	r := s.do(t, "PUT", "/buckets/b/keys/k?returnbody=true", many(50), "v")
 	expect(t, r, 200, ptr("v"))
 	meta := 0
-	for name := range r.Header {
-		if strings.HasPrefix(name, "X-Store-Meta-") {
+	for name := range r.Header { // answered in the names the request used
+		if strings.HasPrefix(name, "X-Riak-Meta-") {
 			meta++
 		}
 	}

@@ -104,6 +104,7 @@ func TestObjects(t *testing.T) {
 
 func objectCases(t *testing.T, s *child, d dialect, f form) {
 	b := "obj-" + f.name
+	d = f.answer(d)
 	o := d.other()
 
 	t.Run("store-fetch-headers", func(t *testing.T) {
@@ -190,7 +191,7 @@ func objectCases(t *testing.T, s *child, d dialect, f form) {
 			expect(t, s.get(t, loc), 200, ptr("posted"))
 		}
 		// returnbody: still 201, with the object.
-		r := s.do(t, "POST", f.bucketPost(b)+"?returnbody=true", hdr{"Content-Type", "text/plain", o.hdr + "Meta-M", "1"}, "rb")
+		r := s.do(t, "POST", f.bucketPost(b)+"?returnbody=true", hdr{"Content-Type", "text/plain", d.hdr + "Meta-M", "1"}, "rb")
 		expect(t, r, 201, ptr("rb"))
 		if !locRE.MatchString(r.Header.Get("Location")) {
 			t.Fatalf("Location %q", r.Header.Get("Location"))

@@ -31,8 +31,10 @@ type s3cmdPass struct {
 	hostStyle bool // {bucket}.s3.localhost through proxy_host, else path style
 }
 
-func TestS3cmd(t *testing.T) {
-	t.Parallel()
+// s3cmdBinary returns the s3cmd command, or skips the test (fails it under
+// CAIRN_REQUIRE_TOOLCHAINS=1) when it is not installed.
+func s3cmdBinary(t *testing.T) string {
+	t.Helper()
 	bin, err := exec.LookPath("s3cmd")
 	if err != nil {
 		if os.Getenv("CAIRN_REQUIRE_TOOLCHAINS") == "1" {
@@ -40,6 +42,12 @@ func TestS3cmd(t *testing.T) {
 		}
 		t.Skip("s3cmd is not installed (Debian: apt-get install s3cmd); skipping the s3cmd end-to-end test")
 	}
+	return bin
+}
+
+func TestS3cmd(t *testing.T) {
+	t.Parallel()
+	bin := s3cmdBinary(t)
 	s := startS3Server(t)
 	u := s3CreateUser(t, s, "s3cmd@example.com", "s3cmd user")
 	for _, p := range []s3cmdPass{

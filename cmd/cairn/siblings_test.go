@@ -100,6 +100,7 @@ func TestSiblings(t *testing.T) {
 }
 
 func siblingCases(t *testing.T, s *child, d dialect, f form) {
+	d = f.answer(d)
 	o := d.other()
 	b := "sib-" + f.name
 	// Set allow_mult through this form's props address.

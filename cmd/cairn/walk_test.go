@@ -174,25 +174,26 @@ func TestLinkWalk(t *testing.T) {
 		walkGraph(t, s, d)
 
 		t.Run("old form", func(t *testing.T) {
-			for _, in := range []string{d.prefix, d.other().prefix} {
+			for _, e := range []dialect{d, d.other()} { // answered in the prefix's names
+				in := e.prefix
 				w := parseWalk(t, s.get(t, in+"/people/alice/_,_,_"))
 				if got := w.places(t); got != "[people/bob people/carol pets/rex]" {
 					t.Fatalf("%s: %s", in, got)
 				}
 				bob := w.steps[0][0]
 				g := s.get(t, "/buckets/people/keys/bob")
-				wantNames := []string{d.hdr + "Vclock", "Location", "Content-Type", "Link", "Etag", "Last-Modified"}
+				wantNames := []string{e.hdr + "Vclock", "Location", "Content-Type", "Link", "Etag", "Last-Modified"}
 				if !slices.Equal(bob.names(), wantNames) {
 					t.Errorf("headers %v, want %v", bob.names(), wantNames)
 				}
-				if bob.get(d.hdr+"Vclock") != g.Header.Get(d.hdr+"Vclock") || bob.get(d.hdr+"Vclock") == "" {
-					t.Errorf("vclock %q, GET has %q", bob.get(d.hdr+"Vclock"), g.Header.Get(d.hdr+"Vclock"))
+				if bob.get(e.hdr+"Vclock") != g.Header.Get(d.hdr+"Vclock") || bob.get(e.hdr+"Vclock") == "" {
+					t.Errorf("vclock %q, GET has %q", bob.get(e.hdr+"Vclock"), g.Header.Get(d.hdr+"Vclock"))
 				}
-				if got := bob.get("Location"); got != d.prefix+"/people/bob" {
+				if got := bob.get("Location"); got != e.prefix+"/people/bob" {
 					t.Errorf("Location %q", got)
 				}
-				wantLink := "<" + d.prefix + `/people>; rel="up", <` + d.prefix + `/pets/rex>; ` + d.tag + `="pet", <` +
-					d.prefix + `/people/carol>; ` + d.tag + `="friend"`
+				wantLink := "<" + e.prefix + `/people>; rel="up", <` + e.prefix + `/pets/rex>; ` + e.tag + `="pet", <` +
+					e.prefix + `/people/carol>; ` + e.tag + `="friend"`
 				if got := bob.get("Link"); got != wantLink {
 					t.Errorf("Link %q, want %q", got, wantLink)
 				}

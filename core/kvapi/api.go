@@ -24,7 +24,8 @@ import (
 // Config configures the KV interface.
 type Config struct {
 	// Dialect chooses the names the server writes (paths, headers, link tags, resource
-	// names). Requests may use either dialect.
+	// names) for requests that give no hint of their own (see wire.RequestDialect).
+	// Requests may use either dialect.
 	Dialect wire.Dialect
 	// Version is the server version reported by /stats.
 	Version string
@@ -60,11 +61,8 @@ type API struct {
 	log *slog.Logger
 
 	// resources lists (name, path) of every route without a guard whose first segment is
-	// literal, for the / listing.
-	resources []resourceLink
-
-	// Response header names in the server's dialect, built once.
-	hdrVclock, hdrDeleted string
+	// literal, for the / listing, in each dialect (index dialectIndex).
+	resources [2][]resourceLink
 
 	// hot is the first route registered (the new API's object route): Handler serves it
 	// without going through mux.
@@ -91,8 +89,7 @@ func New(svc *kv.Service, cfg Config) *API {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
-	return &API{kv: svc, cfg: cfg, d: cfg.Dialect, log: cfg.Logger,
-		hdrVclock: cfg.Dialect.Header("Vclock"), hdrDeleted: cfg.Dialect.Header("Deleted")}
+	return &API{kv: svc, cfg: cfg, d: cfg.Dialect, log: cfg.Logger}
 }
 
 // loc is the place a request addresses.
@@ -103,6 +100,20 @@ type loc struct {
 	key    string
 	// rest is a route's rest capture ({walk*}, {query*}), still percent-encoded.
 	rest string
+	// d is the dialect the answer is written in, chosen once per request from its
+	// hints (wire.RequestDialect).
+	d wire.Dialect
+}
+
+// dialects are the two dialects, indexed by dialectIndex.
+var dialects = [2]wire.Dialect{wire.DialectStore, wire.DialectRiak}
+
+// dialectIndex returns d's index in dialects.
+func dialectIndex(d wire.Dialect) int {
+	if d == wire.DialectRiak {
+		return 1
+	}
+	return 0
 }
 
 // resource is one webmachine-style resource: the methods it allows, in the order the
@@ -202,10 +213,12 @@ func (a *API) routes(r *mux.Router) {
 func (a *API) route(r *mux.Router, res resource, api wire.API, path string, guarded bool) *mux.Route {
 	if !guarded {
 		first := strings.SplitN(strings.TrimPrefix(path, "/"), "/", 2)[0]
-		if first != "" && !strings.Contains(first, "{") {
-			a.resources = append(a.resources, resourceLink{a.d.Resource(res.name), "/" + first})
-		} else if strings.HasPrefix(first, "{prefix") {
-			a.resources = append(a.resources, resourceLink{a.d.Resource(res.name), a.d.Prefix()})
+		for i, d := range dialects {
+			if first != "" && !strings.Contains(first, "{") {
+				a.resources[i] = append(a.resources[i], resourceLink{d.Resource(res.name), "/" + first})
+			} else if strings.HasPrefix(first, "{prefix") {
+				a.resources[i] = append(a.resources[i], resourceLink{d.Resource(res.name), d.Prefix()})
+			}
 		}
 	}
 	allow := strings.Join(res.methods, ", ")
@@ -220,7 +233,7 @@ func (a *API) route(r *mux.Router, res resource, api wire.API, path string, guar
 			writeStatusPage(w, req, http.StatusMethodNotAllowed)
 			return
 		}
-		l := loc{api: api, typ: core.DefaultType}
+		l := loc{api: api, typ: core.DefaultType, d: wire.RequestDialect(req.URL.EscapedPath(), req.Header, a.d)}
 		var caps [maxCaptures]string
 		tmpl.match(req.URL.EscapedPath(), &caps)
 		for i, name := range tmpl.slot {
@@ -309,11 +322,11 @@ func normalizePath(next http.Handler) http.Handler {
 	})
 }
 
-// resourceList returns the / listing: sorted and de-duplicated.
-func (a *API) resourceList() []resourceLink {
+// resourceList returns the / listing in dialect d: sorted and de-duplicated.
+func (a *API) resourceList(d wire.Dialect) []resourceLink {
 	seen := map[resourceLink]bool{}
 	var out []resourceLink
-	for _, l := range a.resources {
+	for _, l := range a.resources[dialectIndex(d)] {
 		if !seen[l] {
 			seen[l] = true
 			out = append(out, l)

@@ -89,18 +89,18 @@ func principalFrom(ctx context.Context) *security.Principal {
 // returns the request to serve, carrying the caller, or false after answering.
 func (a *API) authorize(w http.ResponseWriter, r *http.Request, g guard, l loc) (*http.Request, bool) {
 	if r.TLS == nil && !a.cfg.AllowInsecure {
-		writeText(w, http.StatusUpgradeRequired, "Security is enabled and "+product(a.d)+
+		writeText(w, http.StatusUpgradeRequired, "Security is enabled and "+product(l.d)+
 			" does not accept credentials over HTTP. Try HTTPS instead.")
 		return nil, false
 	}
 	id, secret, ok := r.BasicAuth()
 	if !ok {
-		a.challenge(w, r)
+		a.challenge(w, r, l.d)
 		return nil, false
 	}
 	p, err := a.cfg.Guard.Authenticate(r.Context(), id, secret)
 	if errors.Is(err, security.ErrUnauthenticated) {
-		a.challenge(w, r)
+		a.challenge(w, r, l.d)
 		return nil, false
 	}
 	if err != nil {
@@ -120,9 +120,9 @@ func (a *API) authorize(w http.ResponseWriter, r *http.Request, g guard, l loc) 
 	return r, true
 }
 
-// challenge answers 401 with a Basic challenge in the realm Riak names.
-func (a *API) challenge(w http.ResponseWriter, r *http.Request) {
-	w.Header().Set("WWW-Authenticate", `Basic realm="`+product(a.d)+`"`)
+// challenge answers 401 with a Basic challenge in the realm Riak names (in dialect d).
+func (a *API) challenge(w http.ResponseWriter, r *http.Request, d wire.Dialect) {
+	w.Header().Set("WWW-Authenticate", `Basic realm="`+product(d)+`"`)
 	writeStatusPage(w, r, http.StatusUnauthorized)
 }
 

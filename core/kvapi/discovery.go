@@ -17,7 +17,7 @@ func (a *API) pingResource() resource {
 
 // statsResource serves /stats: compact JSON, or the same pretty-printed as text/plain.
 func (a *API) statsResource() resource {
-	return resource{name: "kv_wm_stats", methods: []string{"HEAD", "GET"}, guard: openGuard, handle: func(w http.ResponseWriter, r *http.Request, _ loc) {
+	return resource{name: "kv_wm_stats", methods: []string{"HEAD", "GET"}, guard: openGuard, handle: func(w http.ResponseWriter, r *http.Request, l loc) {
 		if a.cfg.Stats == nil {
 			writeStatusPage(w, r, http.StatusNotFound)
 			return
@@ -27,7 +27,7 @@ func (a *API) statsResource() resource {
 			writeStatusPage(w, r, http.StatusNotAcceptable)
 			return
 		}
-		report := a.cfg.Stats(a.d.String())
+		report := a.cfg.Stats(l.d.String())
 		var b []byte
 		var err error
 		if ct == "text/plain" {
@@ -47,8 +47,8 @@ func (a *API) statsResource() resource {
 // listResource serves / : every resource and its path, as HTML or JSON, with a Link
 // header naming each.
 func (a *API) listResource() resource {
-	return resource{name: "core_wm_urlmap", methods: []string{"HEAD", "GET"}, guard: openGuard, handle: func(w http.ResponseWriter, r *http.Request, _ loc) {
-		list := a.resourceList()
+	return resource{name: "core_wm_urlmap", methods: []string{"HEAD", "GET"}, guard: openGuard, handle: func(w http.ResponseWriter, r *http.Request, l loc) {
+		list := a.resourceList(l.d)
 		var link bytes.Buffer
 		for i, l := range list {
 			if i > 0 {

@@ -48,8 +48,8 @@ func header(r *http.Request, suffix string) (string, bool) {
 	return "", false
 }
 
-func (a *API) clockHeader(h http.Header, clock []byte) {
-	h[a.hdrVclock] = []string{base64.StdEncoding.EncodeToString(clock)}
+func clockHeader(h http.Header, d wire.Dialect, clock []byte) {
+	h[d.VclockHeader()] = []string{base64.StdEncoding.EncodeToString(clock)}
 }
 
 // Header values shared by every response; net/http only reads them.
@@ -110,7 +110,7 @@ func (a *API) getObject(w http.ResponseWriter, r *http.Request, l loc) {
 		return
 	}
 	if obj.Deleted() {
-		a.writeTombstone(w, r, obj)
+		a.writeTombstone(w, r, l, obj)
 		return
 	}
 	if len(obj.Siblings) == 1 {
@@ -130,10 +130,10 @@ func query(r *http.Request) url.Values {
 
 // writeTombstone answers a fetch or delete of a deleted-but-visible object: 404 with the
 // Deleted header and the tombstone's clock, so a client can write over it.
-func (a *API) writeTombstone(w http.ResponseWriter, r *http.Request, obj *core.Object) {
+func (a *API) writeTombstone(w http.ResponseWriter, r *http.Request, l loc, obj *core.Object) {
 	h := w.Header()
-	h[a.hdrDeleted] = headerTrue
-	a.clockHeader(h, obj.VClock)
+	h[l.d.DeletedHeader()] = headerTrue
+	clockHeader(h, l.d, obj.VClock)
 	writeText(w, http.StatusNotFound, "not found\n")
 }
 
@@ -152,13 +152,13 @@ func (a *API) writeValue(w http.ResponseWriter, r *http.Request, l loc, obj *cor
 	// Last-Modified, Content-Encoding).
 	vals := [5]string{
 		base64.StdEncoding.EncodeToString(obj.VClock),
-		wire.FormatLinks(s.Links, l.api, a.d, l.typ, l.bucket),
+		wire.FormatLinks(s.Links, l.api, l.d, l.typ, l.bucket),
 		`"` + s.VTag + `"`,
 		wire.FormatHTTPDate(s.LastModified),
 		s.Encoding,
 	}
 	vs := vals[:]
-	h[a.hdrVclock] = vs[0:1:1]
+	h[l.d.VclockHeader()] = vs[0:1:1]
 	h["Link"] = vs[1:2:2]
 	h["ETag"] = vs[2:3:3]
 	h["Last-Modified"] = vs[3:4:4]
@@ -168,14 +168,14 @@ func (a *API) writeValue(w http.ResponseWriter, r *http.Request, l loc, obj *cor
 		h["Vary"] = varyAcceptEncoding
 	}
 	for _, m := range s.Meta {
-		name := wire.MetaHeaderName(a.d, m.Name)
+		name := wire.MetaHeaderName(l.d, m.Name)
 		h[name] = append(h[name], m.Value)
 	}
-	for _, kv := range wire.FormatIndexHeaders(s.Indexes, a.d) {
+	for _, kv := range wire.FormatIndexHeaders(s.Indexes, l.d) {
 		h[kv[0]] = []string{kv[1]}
 	}
 	if s.Deleted {
-		h[a.hdrDeleted] = headerTrue
+		h[l.d.DeletedHeader()] = headerTrue
 	}
 	a.writeBody(w, r, status, ct, s.Value)
 }
@@ -206,7 +206,7 @@ func (a *API) writeSiblings(w http.ResponseWriter, r *http.Request, l loc, obj *
 		return
 	}
 	h := w.Header()
-	a.clockHeader(h, obj.VClock)
+	clockHeader(h, l.d, obj.VClock)
 	h["Vary"] = varyAcceptAcceptEncoding
 	h["ETag"] = []string{`"` + etag + `"`}
 	h["Last-Modified"] = []string{wire.FormatHTTPDate(lm)}
@@ -230,7 +230,7 @@ func (a *API) writeSiblings(w http.ResponseWriter, r *http.Request, l loc, obj *
 
 // siblingPart renders one sibling as a multipart part with the reference's header order.
 func (a *API) siblingPart(l loc, s *core.Sibling) wire.Part {
-	return wire.Part{Headers: wire.SiblingHeaders(s, l.api, a.d, l.typ, l.bucket), Body: s.Value}
+	return wire.Part{Headers: wire.SiblingHeaders(s, l.api, l.d, l.typ, l.bucket), Body: s.Value}
 }
 
 // conditionalDone evaluates a fetch's conditional headers against the representation's
@@ -309,12 +309,12 @@ func (a *API) putObject(w http.ResponseWriter, r *http.Request, l loc, created b
 	if lh := r.Header.Values("Link"); len(lh) > 0 {
 		links, err := wire.ParseLinks(joinHeader(lh), l.api, l.typ, l.bucket)
 		if err != nil {
-			writeText(w, http.StatusBadRequest, wire.LinkErrorMessage(l.api, a.d))
+			writeText(w, http.StatusBadRequest, wire.LinkErrorMessage(l.api, l.d))
 			return
 		}
 		v.Links = links
 	}
-	if v.Indexes, err = wire.ParseIndexHeaders(r.Header, a.d); err != nil {
+	if v.Indexes, err = wire.ParseIndexHeaders(r.Header, l.d); err != nil {
 		writeText(w, http.StatusBadRequest, err.Error())
 		return
 	}
@@ -354,7 +354,7 @@ func (a *API) putObject(w http.ResponseWriter, r *http.Request, l loc, created b
 	}
 	status := http.StatusNoContent
 	if created {
-		w.Header()["Location"] = []string{wire.ObjectPath(l.api, a.d, l.typ, l.bucket, l.key)}
+		w.Header()["Location"] = []string{wire.ObjectPath(l.api, l.d, l.typ, l.bucket, l.key)}
 		status = http.StatusCreated
 	}
 	if !p.returnBody {
@@ -421,7 +421,7 @@ func (a *API) deleteObject(w http.ResponseWriter, r *http.Request, l loc) {
 		RW: p.rw, R: p.r, PR: p.pr, W: p.w, DW: p.dw, PW: p.pw, Context: clock, Precondition: writePrecondition(r)})
 	if err != nil {
 		if tomb != nil && kv.IsNotFound(err) {
-			a.writeTombstone(w, r, tomb)
+			a.writeTombstone(w, r, l, tomb)
 			return
 		}
 		a.writeError(w, r, err)

@@ -32,7 +32,7 @@ func (a *API) walkResource() resource {
 func (a *API) walk(w http.ResponseWriter, r *http.Request, l loc) {
 	steps, err := wire.ParseWalk(l.rest)
 	if err != nil {
-		writeText(w, http.StatusBadRequest, wire.WalkErrorMessage(a.d))
+		writeText(w, http.StatusBadRequest, wire.WalkErrorMessage(l.d))
 		return
 	}
 	if l.api == wire.APITyped {
@@ -59,7 +59,7 @@ func (a *API) walk(w http.ResponseWriter, r *http.Request, l loc) {
 		return
 	}
 	boundary := wire.NewBoundary()
-	body := wire.AppendWalk(make([]byte, 0, wire.WalkSizeHint(results)), boundary, results, l.api, a.d, wire.NewBoundary)
+	body := wire.AppendWalk(make([]byte, 0, wire.WalkSizeHint(results)), boundary, results, l.api, l.d, wire.NewBoundary)
 	w.Header()["Expires"] = []string{wire.FormatHTTPDate(time.Now().Add(walkExpires))}
 	a.writeBody(w, r, http.StatusOK, wire.MultipartContentType(boundary), body)
 }

@@ -22,7 +22,8 @@ type Config struct {
 	// DataHost is the host name buckets are sub-domains of (default "s3.localhost").
 	DataHost string
 	// Dialect "store" (default) writes x-obj-* header names, "riak" the x-amz-* names
-	// real S3 clients read. Requests may use either.
+	// real S3 clients read, for requests that give no hint of their own (see
+	// namesFor). Requests may use either.
 	Dialect string
 	// Logger receives internal errors (default slog.Default()).
 	Logger *slog.Logger
@@ -37,10 +38,59 @@ type API struct {
 	log *slog.Logger
 	// dataHost is cfg.DataHost in lower case; hostSuffix is "." + dataHost.
 	dataHost, hostSuffix string
-	// prefix is the vendor prefix of the headers the server writes: "x-amz-" or "x-obj-".
+	// def is the names written for requests that give no hint (Config.Dialect).
+	def *vendorNames
+}
+
+// vendorNames are the vendor-specific names a response is written with.
+type vendorNames struct {
+	// prefix is the lower-case vendor prefix: "x-amz-" or "x-obj-".
 	prefix string
-	// Header names written, in the dialect: request id, id-2.
-	hdrRequestID, hdrID2 string
+	// requestID and id2 are the request-id headers' names.
+	requestID, id2 string
+}
+
+// The two name sets.
+var (
+	amzNames = &vendorNames{prefix: "x-amz-", requestID: "X-Amz-Request-Id", id2: "X-Amz-Id-2"}
+	objNames = &vendorNames{prefix: "x-obj-", requestID: "X-Obj-Request-Id", id2: "X-Obj-Id-2"}
+)
+
+// namesFor returns the names a request is answered in, from the hints its client gives
+// (docs/s3.md, "Header names"), in this order:
+//
+//  1. any x-amz-* header, or a signature V4 (Authorization AWS4-HMAC-SHA256, or the
+//     presigned X-Amz-Algorithm / X-Amz-Credential query): x-amz-*;
+//  2. any x-obj-* header: x-obj-* (the spec's own clients sign with V2 and send these);
+//  3. a signature V2 (Authorization "AWS key:sig", or the AWSAccessKeyId query): x-amz-*;
+//  4. otherwise the configured dialect.
+func (a *API) namesFor(r *http.Request, q url.Values) *vendorNames {
+	if strings.HasPrefix(r.Header.Get("Authorization"), "AWS4-HMAC-SHA256") ||
+		q.Has("X-Amz-Algorithm") || q.Has("X-Amz-Credential") {
+		return amzNames
+	}
+	obj := false
+	for name := range r.Header {
+		switch {
+		case hasPrefixFold(name, "x-amz-"):
+			return amzNames
+		case hasPrefixFold(name, "x-obj-"):
+			obj = true
+		}
+	}
+	switch {
+	case obj:
+		return objNames
+	case strings.HasPrefix(r.Header.Get("Authorization"), "AWS ") || q.Has("AWSAccessKeyId"):
+		return amzNames
+	}
+	return a.def
+}
+
+// hasPrefixFold reports whether s begins with prefix, ignoring ASCII case; prefix is
+// lower-case.
+func hasPrefixFold(s, prefix string) bool {
+	return len(s) >= len(prefix) && strings.EqualFold(s[:len(prefix)], prefix)
 }
 
 // New returns the object-storage interface over svc.
@@ -56,12 +106,10 @@ func New(svc *s3.Service, cfg Config) *API {
 	}
 	a := &API{svc: svc, cfg: cfg, log: cfg.Logger, dataHost: strings.ToLower(cfg.DataHost)}
 	a.hostSuffix = "." + a.dataHost
-	a.prefix = "x-obj-"
+	a.def = objNames
 	if cfg.Dialect == "riak" {
-		a.prefix = "x-amz-"
+		a.def = amzNames
 	}
-	a.hdrRequestID = http.CanonicalHeaderKey(a.prefix + "request-id")
-	a.hdrID2 = http.CanonicalHeaderKey(a.prefix + "id-2")
 	return a
 }
 
@@ -73,6 +121,9 @@ type call struct {
 	a *API
 	w http.ResponseWriter
 	r *http.Request
+	// names are the vendor names the response is written in, chosen once when the
+	// request arrives (namesFor).
+	names *vendorNames
 	// bucket and key are the addressed bucket ("" for the service) and object key.
 	bucket, key string
 	// hostBucket is the bucket named by the Host header ("" in path style).
@@ -88,12 +139,12 @@ type call struct {
 }
 
 func (a *API) serve(w http.ResponseWriter, r *http.Request) {
-	id := httpx.RequestIDFrom(r.Context())
+	q, err := url.ParseQuery(r.URL.RawQuery) // on error, q holds what parsed: hints still count
+	c := &call{a: a, w: w, r: r, names: a.namesFor(r, q)}
+	id := []string{httpx.RequestIDFrom(r.Context())}
 	h := w.Header()
-	h[a.hdrRequestID] = []string{id}
-	h[a.hdrID2] = []string{id}
-	c := &call{a: a, w: w, r: r}
-	q, err := url.ParseQuery(r.URL.RawQuery)
+	h[c.names.requestID] = id
+	h[c.names.id2] = id
 	if err != nil {
 		c.resource = r.URL.Path
 		c.fail(s3.Errorf(s3.InvalidArgument, "The query string is malformed"))

@@ -102,7 +102,19 @@ func (e *mpEnv) do(q mpReq) mpResp {
 	}
 	w := httptest.NewRecorder()
 	e.api.Handler().ServeHTTP(w, r)
-	return mpResp{status: w.Code, header: w.Header(), body: w.Body.String()}
+	return mpResp{status: w.Code, header: canonicalHeader(w.Header()), body: w.Body.String()}
+}
+
+// canonicalHeader returns h as an HTTP client reads it: names canonicalised (the server
+// writes user metadata names in lower case).
+func canonicalHeader(h http.Header) http.Header {
+	out := make(http.Header, len(h))
+	for k, vs := range h {
+		for _, v := range vs {
+			out.Add(k, v)
+		}
+	}
+	return out
 }
 
 // must runs the request and fails the test unless the status is want.

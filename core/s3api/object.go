@@ -265,7 +265,10 @@ func (c *call) getObject() {
 		h.Set(k, v)
 	}
 	for _, p := range m.Meta {
-		h[http.CanonicalHeaderKey(c.a.prefix+"meta-"+p.Name)] = []string{p.Value}
+		// Lower case as the client wrote it (and AWS answers): header names are
+		// case-insensitive, but SDKs (boto3's Metadata) key the map by the name as sent.
+		// Older records stored no other case; ToLower keeps any such readable the same way.
+		h[c.names.prefix+"meta-"+strings.ToLower(p.Name)] = []string{p.Value}
 	}
 	for q, name := range responseOverrides {
 		if v, ok := c.query[q]; ok && !c.who.Anonymous {

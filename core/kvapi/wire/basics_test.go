@@ -18,8 +18,9 @@ func TestDialect(t *testing.T) {
 		{Dialect{}, "/store", "X-Store-", "storetag", "X-Store-Vclock", "store_kv_wm_object", "store"},
 	}
 	for _, tt := range tests {
-		got := []string{tt.d.Prefix(), tt.d.HeaderPrefix(), tt.d.LinkTag(), tt.d.Header("Vclock"), tt.d.Resource("kv_wm_object"), tt.d.String()}
-		want := []string{tt.prefix, tt.hprefix, tt.tag, tt.vclock, tt.res, tt.string}
+		got := []string{tt.d.Prefix(), tt.d.HeaderPrefix(), tt.d.LinkTag(), tt.d.Header("Vclock"), tt.d.Resource("kv_wm_object"), tt.d.String(),
+			tt.d.VclockHeader(), tt.d.DeletedHeader()}
+		want := []string{tt.prefix, tt.hprefix, tt.tag, tt.vclock, tt.res, tt.string, tt.vclock, tt.d.Header("Deleted")}
 		if !slices.Equal(got, want) {
 			t.Errorf("%#v: %q, want %q", tt.d, got, want)
 		}
@@ -32,6 +33,45 @@ func TestDialect(t *testing.T) {
 	for _, s := range []string{"", "raw", "riak "} {
 		if _, err := ParseDialect(s); err == nil {
 			t.Errorf("ParseDialect(%q): want error", s)
+		}
+	}
+}
+
+// TestRequestDialect checks the precedence of a request's hints: the URL, then the
+// headers, then the configured default.
+func TestRequestDialect(t *testing.T) {
+	riakH := map[string][]string{"X-Riak-Clientid": {"c"}}
+	storeH := map[string][]string{"X-Store-Vclock": {"a85hYGBgzGDKBVIcR4M2cgczH7HPYEpkzGNlsP/VfYYvCwA="}}
+	bothH := map[string][]string{"X-Riak-Meta-A": {"1"}, "X-Store-Meta-B": {"2"}}
+	lowerH := map[string][]string{"x-riak-index-email_bin": {"a"}} // a map built by hand
+	otherH := map[string][]string{"Content-Type": {"text/plain"}, "X-Riakish": {"no"}}
+	tests := []struct {
+		name    string
+		path    string
+		headers map[string][]string
+		def     Dialect
+		want    Dialect
+	}{
+		{"riak URL", "/riak/b/k", nil, DialectStore, DialectRiak},
+		{"riak root", "/riak", nil, DialectStore, DialectRiak},
+		{"store URL", "/store/b/k", nil, DialectRiak, DialectStore},
+		{"store root", "/store", nil, DialectRiak, DialectStore},
+		{"URL beats headers (riak)", "/riak/b/k", storeH, DialectStore, DialectRiak},
+		{"URL beats headers (store)", "/store/b/k", riakH, DialectRiak, DialectStore},
+		{"riak header", "/buckets/b/keys/k", riakH, DialectStore, DialectRiak},
+		{"store header", "/buckets/b/keys/k", storeH, DialectRiak, DialectStore},
+		{"header case ignored", "/buckets/b/keys/k", lowerH, DialectStore, DialectRiak},
+		{"both headers: default store", "/buckets/b/keys/k", bothH, DialectStore, DialectStore},
+		{"both headers: default riak", "/buckets/b/keys/k", bothH, DialectRiak, DialectRiak},
+		{"no hint: default store", "/buckets/b/keys/k", otherH, DialectStore, DialectStore},
+		{"no hint: default riak", "/types/t/buckets/b/keys/k", nil, DialectRiak, DialectRiak},
+		{"prefix must be a segment", "/riakx/b", nil, DialectStore, DialectStore},
+		{"store-like segment", "/stored", nil, DialectRiak, DialectRiak},
+		{"bucket named riak", "/buckets/riak/keys/k", nil, DialectStore, DialectStore},
+	}
+	for _, tt := range tests {
+		if got := RequestDialect(tt.path, tt.headers, tt.def); got != tt.want {
+			t.Errorf("%s: RequestDialect(%q) = %v, want %v", tt.name, tt.path, got, tt.want)
 		}
 	}
 }

@@ -107,3 +107,63 @@ func hasPrefixFold(s, prefix string) bool {
 	}
 	return true
 }
+
+// RequestDialect returns the names a request is answered in, from the hints its client
+// gives (see docs/kv-http.md, "Names"):
+//
+//  1. the URL: a path under /riak is answered in the riak names, one under /store in the
+//     store names (the old API's prefix wins: it is what the client builds its next URLs
+//     from);
+//  2. the headers: any X-Riak-* header and no X-Store-* one gives riak, any X-Store-* and
+//     no X-Riak-* gives store (both together are no hint);
+//  3. otherwise def, the server's configured dialect.
+//
+// path is the request's escaped path; headers its header map.
+func RequestDialect(path string, headers map[string][]string, def Dialect) Dialect {
+	switch {
+	case underPrefix(path, "/riak"):
+		return DialectRiak
+	case underPrefix(path, "/store"):
+		return DialectStore
+	}
+	riak, store := false, false
+	for name := range headers {
+		switch {
+		case hasPrefixFold(name, "x-riak-"):
+			riak = true
+		case hasPrefixFold(name, "x-store-"):
+			store = true
+		}
+	}
+	switch {
+	case riak && !store:
+		return DialectRiak
+	case store && !riak:
+		return DialectStore
+	}
+	return def
+}
+
+// underPrefix reports whether path is prefix or starts with prefix + "/".
+func underPrefix(path, prefix string) bool {
+	return len(path) >= len(prefix) && path[:len(prefix)] == prefix &&
+		(len(path) == len(prefix) || path[len(prefix)] == '/')
+}
+
+// VclockHeader returns the vector-clock header's name, "X-Store-Vclock" or
+// "X-Riak-Vclock" (a constant: no allocation per response).
+func (d Dialect) VclockHeader() string {
+	if d.name() == "riak" {
+		return "X-Riak-Vclock"
+	}
+	return "X-Store-Vclock"
+}
+
+// DeletedHeader returns the tombstone header's name, "X-Store-Deleted" or
+// "X-Riak-Deleted".
+func (d Dialect) DeletedHeader() string {
+	if d.name() == "riak" {
+		return "X-Riak-Deleted"
+	}
+	return "X-Store-Deleted"
+}
