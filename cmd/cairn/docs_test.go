@@ -368,6 +368,9 @@ func checkDocFile(t *testing.T, path, root string) {
 	if root != "" {
 		dir = mirrorRoot(t, root, s.DataDir)
 	}
+	if root == "" && len(page.files) > 0 {
+		t.Fatalf("%s: file blocks need a page that runs from the repository root", path)
+	}
 	writeDocFiles(t, dir, page.files)
 	de := docEnv{addr: s.Addr, s3Addr: s.S3Addr, dataDir: s.DataDir, keyID: id, keySecret: secret, dir: dir}
 	for _, b := range blocks {
@@ -430,6 +433,47 @@ func TestDocsRunner(t *testing.T) {
 			t.Skip("curl is not installed")
 		}
 		checkDocFile(t, filepath.Join("testdata", "docs", "fixture.md"), "")
+	})
+	t.Run("files", func(t *testing.T) {
+		t.Parallel()
+		if _, err := exec.LookPath("curl"); err != nil {
+			t.Skip("curl is not installed")
+		}
+		dir := filepath.Join("testdata", "docs")
+		checkDocFile(t, filepath.Join(dir, "files.md"), dir)
+	})
+	t.Run("page", func(t *testing.T) {
+		t.Parallel()
+		for _, c := range []struct {
+			name, text string
+			files      map[string]string
+			needs, opt []string
+			bad        bool
+		}{
+			{"none", "# t\n```console\n$ true\n```\n", map[string]string{}, nil, nil, false},
+			{"file", "```go file=a/b.go\npackage b\n\n```\n```go\nnot a file\n```\n",
+				map[string]string{"a/b.go": "package b\n\n"}, nil, nil, false},
+			{"directives", "<!-- docs-test: needs clang /usr/lib/x -->\n<!-- docs-test: needs-optional asc -->\n",
+				map[string]string{}, []string{"clang", "/usr/lib/x"}, []string{"asc"}, false},
+			{"directive in a block", "```sh\n<!-- docs-test: needs clang -->\n```\n", map[string]string{}, nil, nil, false},
+			{"unknown directive", "<!-- docs-test: wants clang -->\n", nil, nil, nil, true},
+			{"empty directive", "<!-- docs-test: needs -->\n", nil, nil, nil, true},
+			{"escaping file", "```c file=../x.c\n```\n", nil, nil, nil, true},
+			{"absolute file", "```c file=/tmp/x.c\n```\n", nil, nil, nil, true},
+			{"twice", "```c file=x.c\n```\n```c file=./x.c\n```\n", nil, nil, nil, true},
+		} {
+			p, err := parseDocPage(c.text)
+			if (err != nil) != c.bad {
+				t.Errorf("%s: error %v, want error %v", c.name, err, c.bad)
+				continue
+			}
+			if c.bad {
+				continue
+			}
+			if fmt.Sprint(p.files) != fmt.Sprint(c.files) || fmt.Sprint(p.needs) != fmt.Sprint(c.needs) || fmt.Sprint(p.optional) != fmt.Sprint(c.opt) {
+				t.Errorf("%s: files %q needs %q optional %q; want %q, %q, %q", c.name, p.files, p.needs, p.optional, c.files, c.needs, c.opt)
+			}
+		}
 	})
 	t.Run("parse", func(t *testing.T) {
 		t.Parallel()
