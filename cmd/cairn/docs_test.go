@@ -305,22 +305,20 @@ func needTools(t *testing.T, path string, p docPage) {
 }
 
 // mirrorRoot makes a scratch directory that looks like the repository root to a
-// session: a symbolic link to each top-level entry, except bin (bin/cairn is the binary
-// under test) and data (the server's data directory, as `make run` keeps it).
+// session: a symbolic link to each top-level entry of the repository, plus bin (bin/cairn
+// is the binary under test) and data (the server's data directory, as `make run` keeps
+// it). In a git checkout only tracked entries are linked, so that a session never writes
+// through a link into what a developer made there (a guide's own title-hook, say).
 func mirrorRoot(t *testing.T, root, dataDir string) string {
 	t.Helper()
 	dir := t.TempDir()
-	entries, err := os.ReadDir(root)
-	if err != nil {
-		t.Fatal(err)
-	}
 	absRoot, err := filepath.Abs(root)
 	if err != nil {
 		t.Fatal(err)
 	}
 	links := map[string]string{"bin": filepath.Dir(cairnBin), "data": dataDir}
-	for _, e := range entries {
-		if n := e.Name(); n != ".git" && links[n] == "" {
+	for _, n := range topLevelEntries(t, absRoot) {
+		if n != ".git" && links[n] == "" {
 			links[n] = filepath.Join(absRoot, n)
 		}
 	}
@@ -330,6 +328,34 @@ func mirrorRoot(t *testing.T, root, dataDir string) string {
 		}
 	}
 	return dir
+}
+
+// topLevelEntries names the entries of root that git tracks, or all of them when root
+// is not a git checkout.
+func topLevelEntries(t *testing.T, root string) []string {
+	t.Helper()
+	cmd := exec.Command("git", "ls-files", "-z", "--", ".")
+	cmd.Dir = root
+	if out, err := cmd.Output(); err == nil && len(out) > 0 {
+		seen := map[string]bool{}
+		var names []string
+		for _, f := range strings.Split(strings.TrimRight(string(out), "\x00"), "\x00") {
+			if n, _, _ := strings.Cut(f, "/"); !seen[n] {
+				seen[n] = true
+				names = append(names, n)
+			}
+		}
+		return names
+	}
+	entries, err := os.ReadDir(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	names := make([]string, len(entries))
+	for i, e := range entries {
+		names[i] = e.Name()
+	}
+	return names
 }
 
 // writeDocFiles writes a page's file blocks under dir.
