@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -19,20 +20,27 @@ import (
 // openOffline opens the store of a data directory that no server is using, for the
 // offline commands. The returned function closes the service and the store.
 func openOffline(dataDir string, stderr io.Writer) (*kv.Service, func(), error) {
-	svc, _, closeStore, err := openOfflineDB(dataDir, stderr)
+	svc, _, closeStore, err := openOfflineDB(dataDir, false, stderr)
 	return svc, closeStore, err
 }
 
-// openOfflineDB is openOffline that also returns the store.
-func openOfflineDB(dataDir string, stderr io.Writer) (*kv.Service, *storage.DB, func(), error) {
-	db, err := storage.Open(filepath.Join(dataDir, "leveldb"), storage.Options{})
+// openOfflineDB is openOffline that also returns the store. With readOnly, the store
+// must exist and nothing in dataDir is created or changed.
+func openOfflineDB(dataDir string, readOnly bool, stderr io.Writer) (*kv.Service, *storage.DB, func(), error) {
+	dir := filepath.Join(dataDir, server.LevelDBDir)
+	if readOnly {
+		if err := storeExists(dataDir); err != nil {
+			return nil, nil, nil, err
+		}
+	}
+	db, err := storage.Open(dir, storage.Options{ReadOnly: readOnly})
 	if err != nil {
 		if errors.Is(err, storage.ErrLocked) {
 			return nil, nil, nil, fmt.Errorf("data directory %s is in use by a running server; stop it first", dataDir)
 		}
 		return nil, nil, nil, err
 	}
-	svc, err := kv.New(db, kv.Config{Logger: slog.New(slog.NewTextHandler(stderr, nil))})
+	svc, err := kv.New(db, kv.Config{Logger: slog.New(slog.NewTextHandler(stderr, nil)), ReadOnly: readOnly})
 	if err != nil {
 		db.Close()
 		return nil, nil, nil, err
@@ -40,19 +48,51 @@ func openOfflineDB(dataDir string, stderr io.Writer) (*kv.Service, *storage.DB, 
 	return svc, db, func() { svc.Close(); db.Close() }, nil
 }
 
-// check runs `cairn check [--data-dir DIR]`: it opens a stopped server's store and
+// storeExists reports, as an error a user can act on, why dataDir holds no store: it
+// does not exist, is not a directory, or has no LevelDB directory (with its LOCK file)
+// in it.
+func storeExists(dataDir string) error {
+	fi, err := os.Stat(dataDir)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return fmt.Errorf("data directory %s does not exist (give the server's --data-dir, or set CAIRN_DATA_DIR)", dataDir)
+	case err != nil:
+		return fmt.Errorf("data directory %s: %w", dataDir, err)
+	case !fi.IsDir():
+		return fmt.Errorf("data directory %s is not a directory", dataDir)
+	}
+	fi, err = os.Stat(filepath.Join(dataDir, server.LevelDBDir))
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return fmt.Errorf("data directory %s holds no cairn store (no %s directory in it); is it the server's --data-dir?", dataDir, server.LevelDBDir)
+	case err != nil:
+		return fmt.Errorf("data directory %s: %w", dataDir, err)
+	case !fi.IsDir():
+		return fmt.Errorf("data directory %s holds no cairn store (%s is not a directory)", dataDir, server.LevelDBDir)
+	}
+	// LevelDB creates its LOCK file at the first open and never removes it; a read-only
+	// open would create it.
+	lock := filepath.Join(dataDir, server.LevelDBDir, "LOCK")
+	if _, err := os.Stat(lock); errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("data directory %s holds no cairn store (no %s: a server creates it when it first opens the store)", dataDir, lock)
+	}
+	return nil
+}
+
+// check runs `cairn check [--data-dir DIR]`: it opens a stopped server's store
+// read-only (it creates and changes nothing; a directory without a store is an error) and
 // verifies that every object record decodes, that object records, secondary-index
 // postings and pending tombstone reaps agree, that stored bucket properties are in range,
 // and that the S3 tables agree. It reports every problem it finds (one line each, then
 // their count) and exits 1 if there is any, 0 when there is none.
 func check(args []string, getenv func(string) string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("cairn check", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	dataDir := fs.String("data-dir", envOr(getenv, "CAIRN_DATA_DIR", "./data"), "data directory (env CAIRN_DATA_DIR)")
-	if err := fs.Parse(args); err != nil {
+	flags := flag.NewFlagSet("cairn check", flag.ContinueOnError)
+	flags.SetOutput(stderr)
+	dataDir := flags.String("data-dir", envOr(getenv, "CAIRN_DATA_DIR", "./data"), "data directory (env CAIRN_DATA_DIR)")
+	if err := flags.Parse(args); err != nil {
 		return 2
 	}
-	svc, db, closeStore, err := openOfflineDB(*dataDir, stderr)
+	svc, db, closeStore, err := openOfflineDB(*dataDir, true, stderr)
 	if err != nil {
 		fmt.Fprintf(stderr, "cairn: %v\n", err)
 		return 1

@@ -196,14 +196,14 @@ func TestConfigSources(t *testing.T) {
 
 	t.Run("help", func(t *testing.T) {
 		t.Parallel()
-		code, _, errOut := runCairn(t, serverOpts{args: []string{"serve", "-h"}})
+		code, out, errOut := runCairn(t, serverOpts{args: []string{"serve", "-h"}})
 		for _, f := range []string{"kv-listen", "data-dir", "dialect", "delete-reap-delay", "max-object-size", "log-level", "config", "CAIRN_KV_LISTEN"} {
-			if !strings.Contains(errOut, f) {
-				t.Errorf("serve -h does not mention %s:\n%s", f, errOut)
+			if !strings.Contains(out, f) {
+				t.Errorf("serve -h does not mention %s on stdout:\n%s", f, out)
 			}
 		}
-		if code != 0 {
-			t.Errorf("serve -h: exit %d, want 0", code)
+		if code != 0 || errOut != "" {
+			t.Errorf("serve -h: exit %d, stderr %q; want 0 and nothing", code, errOut)
 		}
 	})
 }

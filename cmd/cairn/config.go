@@ -185,8 +185,10 @@ func envName(flagName string) string {
 	return "CAIRN_" + strings.ToUpper(strings.ReplaceAll(flagName, "-", "_"))
 }
 
-// loadConfig builds the configuration: defaults, config file, environment, flags.
-func loadConfig(args []string, getenv func(string) string, stderr io.Writer) (server.Config, error) {
+// loadConfig builds the configuration: defaults, config file, environment, flags. -h
+// prints the flag list to stdout and returns errHelp; a flag error is returned with a
+// pointer to -h (the caller prints it), not followed by the whole list.
+func loadConfig(args []string, getenv func(string) string, stdout io.Writer) (server.Config, error) {
 	cfg := server.DefaultConfig()
 	opts := options()
 
@@ -214,7 +216,8 @@ func loadConfig(args []string, getenv func(string) string, stderr io.Writer) (se
 		}
 	}
 	fs := flag.NewFlagSet("cairn serve", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs.SetOutput(io.Discard) // the flag package's own messages; see below
+	fs.Usage = func() {}
 	fs.String("config", path, "JSON config file whose keys are the flag names (env CAIRN_CONFIG)")
 	for _, o := range opts {
 		o := o
@@ -228,9 +231,12 @@ func loadConfig(args []string, getenv func(string) string, stderr io.Writer) (se
 	}
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
+			fmt.Fprintln(stdout, "Usage: cairn [serve] [flags]\n\nFlags (each also a CAIRN_* variable and a config-file key):")
+			fs.SetOutput(stdout)
+			fs.PrintDefaults()
 			return cfg, errHelp
 		}
-		return cfg, err
+		return cfg, fmt.Errorf("%w (\"cairn serve -h\" lists the flags)", err)
 	}
 	if fs.NArg() > 0 {
 		return cfg, fmt.Errorf("unexpected arguments: %v", fs.Args())

@@ -13,6 +13,18 @@ package main
 // where a line "..." matches any number of lines and "<...>" inside a line matches any
 // run of characters. Trailing carriage returns (curl -i prints CRLF headers) and
 // trailing empty lines are ignored.
+//
+// The sessions of README.md and docs/*.md run from the repository root, as a user runs
+// them: in a scratch directory that mirrors it (a symbolic link to each top-level entry,
+// bin/cairn the binary under test, data the server's data directory), so that what they
+// write stays out of the checkout. A fenced block whose info string is `LANG file=PATH`
+// (GitHub shows it as LANG) is a file the page asks the reader to write: it is written
+// to PATH in that directory before the sessions run. A line
+// `<!-- docs-test: needs TOOL... -->` names the commands (or absolute paths) the page's
+// sessions need: without one of them, the page is skipped with a message, unless
+// CAIRN_REQUIRE_TOOLCHAINS=1 (CI installs them), when it fails; `needs-optional` names
+// tools CI does not install, which only ever skip. Other pages (READMEs of examples and
+// SDKs) run in their own directory.
 
 import (
 	"bufio"
@@ -150,12 +162,12 @@ func matchOutput(expect, got []string) bool {
 
 const docMarker = "@@cairn-docs-example@@"
 
-// docEnv is what an example's shell knows of the server it runs against: the address
-// (CAIRN_URL), the data directory (CAIRN_DATA_DIR) and the admin credential
+// docEnv is what an example's shell knows of the server it runs against: the addresses
+// (CAIRN_URL, CAIRN_S3_URL), the data directory (CAIRN_DATA_DIR) and the admin credential
 // (CAIRN_ADMIN_KEY_ID, CAIRN_ADMIN_KEY_SECRET), as a user's shell next to `make run` has
 // them in ./data; and the directory the commands run in.
 type docEnv struct {
-	addr, dataDir, keyID, keySecret, dir string
+	addr, s3Addr, dataDir, keyID, keySecret, dir string
 }
 
 // runConsoleBlock runs a block's commands in one shell and returns each command's output.
@@ -174,7 +186,7 @@ func runConsoleBlock(ctx context.Context, b docBlock, de docEnv, binDir string) 
 		}
 	}
 	if de.dataDir != "" {
-		env = append(env, "CAIRN_URL=http://"+addr, "CAIRN_DATA_DIR="+de.dataDir,
+		env = append(env, "CAIRN_URL=http://"+addr, "CAIRN_S3_URL=http://"+de.s3Addr, "CAIRN_DATA_DIR="+de.dataDir,
 			"CAIRN_ADMIN_KEY_ID="+de.keyID, "CAIRN_ADMIN_KEY_SECRET="+de.keySecret)
 	}
 	cmd.Env = env
@@ -211,8 +223,158 @@ func replaceAddr(s, addr string) string {
 	return strings.ReplaceAll(s, "127.0.0.1:8098", addr)
 }
 
-// checkDocFile runs every console block of one file against a fresh server.
-func checkDocFile(t *testing.T, path string) {
+// docPage is what a page gives the runner besides its sessions: the files its
+// `file=` blocks write and the tools its sessions need.
+type docPage struct {
+	files    map[string]string // path relative to the session directory → content
+	needs    []string          // required in CI (CAIRN_REQUIRE_TOOLCHAINS=1)
+	optional []string          // skip when absent, even in CI
+}
+
+// parseDocPage reads a page's file blocks and docs-test directives.
+func parseDocPage(text string) (docPage, error) {
+	p := docPage{files: map[string]string{}}
+	var name string // the file block being read, "" outside one
+	var body strings.Builder
+	inFence := false
+	for _, line := range strings.Split(text, "\n") {
+		trimmed := strings.TrimSpace(line)
+		switch {
+		case !inFence && strings.HasPrefix(trimmed, "<!-- docs-test:"):
+			f := strings.Fields(strings.TrimSuffix(strings.TrimPrefix(trimmed, "<!-- docs-test:"), "-->"))
+			if len(f) < 2 || (f[0] != "needs" && f[0] != "needs-optional") {
+				return p, fmt.Errorf("bad docs-test directive %q", trimmed)
+			}
+			if f[0] == "needs" {
+				p.needs = append(p.needs, f[1:]...)
+			} else {
+				p.optional = append(p.optional, f[1:]...)
+			}
+		case !inFence && strings.HasPrefix(trimmed, "```"):
+			inFence = true
+			for _, w := range strings.Fields(strings.TrimPrefix(trimmed, "```")) {
+				if v, ok := strings.CutPrefix(w, "file="); ok {
+					name = filepath.Clean(v)
+				}
+			}
+			if name != "" && (filepath.IsAbs(name) || strings.HasPrefix(name, "..")) {
+				return p, fmt.Errorf("file block %q: want a path inside the session directory", name)
+			}
+		case inFence && trimmed == "```":
+			inFence = false
+			if name != "" {
+				if _, dup := p.files[name]; dup {
+					return p, fmt.Errorf("two file blocks write %s", name)
+				}
+				p.files[name] = body.String()
+			}
+			name = ""
+			body.Reset()
+		case inFence && name != "":
+			body.WriteString(line + "\n")
+		}
+	}
+	return p, nil
+}
+
+// needTools skips the test (fails it under CAIRN_REQUIRE_TOOLCHAINS=1, for required
+// tools) when one of the page's tools is missing.
+func needTools(t *testing.T, path string, p docPage) {
+	t.Helper()
+	missing := func(tool string) bool {
+		if filepath.IsAbs(tool) {
+			_, err := os.Stat(tool)
+			return err != nil
+		}
+		_, err := exec.LookPath(tool)
+		return err != nil
+	}
+	for _, tool := range p.needs {
+		if missing(tool) {
+			if os.Getenv("CAIRN_REQUIRE_TOOLCHAINS") == "1" {
+				t.Fatalf("%s needs %s, which is not installed, and CAIRN_REQUIRE_TOOLCHAINS=1", path, tool)
+			}
+			t.Skipf("%s needs %s, which is not installed; skipping its examples", path, tool)
+		}
+	}
+	for _, tool := range p.optional {
+		if missing(tool) {
+			t.Skipf("%s needs %s, which is not installed (CI does not install it); skipping its examples", path, tool)
+		}
+	}
+}
+
+// mirrorRoot makes a scratch directory that looks like the repository root to a
+// session: a symbolic link to each top-level entry of the repository, plus bin (bin/cairn
+// is the binary under test) and data (the server's data directory, as `make run` keeps
+// it). In a git checkout only tracked entries are linked, so that a session never writes
+// through a link into what a developer made there (a guide's own title-hook, say).
+func mirrorRoot(t *testing.T, root, dataDir string) string {
+	t.Helper()
+	dir := t.TempDir()
+	absRoot, err := filepath.Abs(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	links := map[string]string{"bin": filepath.Dir(cairnBin), "data": dataDir}
+	for _, n := range topLevelEntries(t, absRoot) {
+		if n != ".git" && links[n] == "" {
+			links[n] = filepath.Join(absRoot, n)
+		}
+	}
+	for name, target := range links {
+		if err := os.Symlink(target, filepath.Join(dir, name)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+// topLevelEntries names the entries of root that git tracks, or all of them when root
+// is not a git checkout.
+func topLevelEntries(t *testing.T, root string) []string {
+	t.Helper()
+	cmd := exec.Command("git", "ls-files", "-z", "--", ".")
+	cmd.Dir = root
+	if out, err := cmd.Output(); err == nil && len(out) > 0 {
+		seen := map[string]bool{}
+		var names []string
+		for _, f := range strings.Split(strings.TrimRight(string(out), "\x00"), "\x00") {
+			if n, _, _ := strings.Cut(f, "/"); !seen[n] {
+				seen[n] = true
+				names = append(names, n)
+			}
+		}
+		return names
+	}
+	entries, err := os.ReadDir(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	names := make([]string, len(entries))
+	for i, e := range entries {
+		names[i] = e.Name()
+	}
+	return names
+}
+
+// writeDocFiles writes a page's file blocks under dir.
+func writeDocFiles(t *testing.T, dir string, files map[string]string) {
+	t.Helper()
+	for name, content := range files {
+		p := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// checkDocFile runs every console block of one file against a fresh server: from a
+// mirror of the repository root when root is set, otherwise from the file's directory.
+func checkDocFile(t *testing.T, path, root string) {
 	text, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
@@ -221,12 +383,24 @@ func checkDocFile(t *testing.T, path string) {
 	if len(blocks) == 0 {
 		t.Skipf("%s has no console examples", path)
 	}
+	page, err := parseDocPage(string(text))
+	if err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	needTools(t, path, page)
 	s := startServer(t)
 	id, secret := adminCred(t, s)
 	dir, _ := filepath.Abs(filepath.Dir(path))
-	de := docEnv{addr: s.Addr, dataDir: s.DataDir, keyID: id, keySecret: secret, dir: dir}
+	if root != "" {
+		dir = mirrorRoot(t, root, s.DataDir)
+	}
+	if root == "" && len(page.files) > 0 {
+		t.Fatalf("%s: file blocks need a page that runs from the repository root", path)
+	}
+	writeDocFiles(t, dir, page.files)
+	de := docEnv{addr: s.Addr, s3Addr: s.S3Addr, dataDir: s.DataDir, keyID: id, keySecret: secret, dir: dir}
 	for _, b := range blocks {
-		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute) // a session may build a module
 		outs, err := runConsoleBlock(ctx, b, de, filepath.Dir(cairnBin))
 		cancel()
 		if err != nil {
@@ -264,9 +438,13 @@ func TestDocsExamples(t *testing.T) {
 			continue
 		}
 		rel, _ := filepath.Rel(root, f)
+		sessionRoot := root // README.md and docs/*.md run from the repository root
+		if strings.Count(rel, string(filepath.Separator)) > 1 {
+			sessionRoot = "" // a README of an example or an SDK runs in its directory
+		}
 		t.Run(rel, func(t *testing.T) {
 			t.Parallel()
-			checkDocFile(t, f)
+			checkDocFile(t, f, sessionRoot)
 		})
 	}
 }
@@ -280,7 +458,48 @@ func TestDocsRunner(t *testing.T) {
 		if _, err := exec.LookPath("curl"); err != nil {
 			t.Skip("curl is not installed")
 		}
-		checkDocFile(t, filepath.Join("testdata", "docs", "fixture.md"))
+		checkDocFile(t, filepath.Join("testdata", "docs", "fixture.md"), "")
+	})
+	t.Run("files", func(t *testing.T) {
+		t.Parallel()
+		if _, err := exec.LookPath("curl"); err != nil {
+			t.Skip("curl is not installed")
+		}
+		dir := filepath.Join("testdata", "docs")
+		checkDocFile(t, filepath.Join(dir, "files.md"), dir)
+	})
+	t.Run("page", func(t *testing.T) {
+		t.Parallel()
+		for _, c := range []struct {
+			name, text string
+			files      map[string]string
+			needs, opt []string
+			bad        bool
+		}{
+			{"none", "# t\n```console\n$ true\n```\n", map[string]string{}, nil, nil, false},
+			{"file", "```go file=a/b.go\npackage b\n\n```\n```go\nnot a file\n```\n",
+				map[string]string{"a/b.go": "package b\n\n"}, nil, nil, false},
+			{"directives", "<!-- docs-test: needs clang /usr/lib/x -->\n<!-- docs-test: needs-optional asc -->\n",
+				map[string]string{}, []string{"clang", "/usr/lib/x"}, []string{"asc"}, false},
+			{"directive in a block", "```sh\n<!-- docs-test: needs clang -->\n```\n", map[string]string{}, nil, nil, false},
+			{"unknown directive", "<!-- docs-test: wants clang -->\n", nil, nil, nil, true},
+			{"empty directive", "<!-- docs-test: needs -->\n", nil, nil, nil, true},
+			{"escaping file", "```c file=../x.c\n```\n", nil, nil, nil, true},
+			{"absolute file", "```c file=/tmp/x.c\n```\n", nil, nil, nil, true},
+			{"twice", "```c file=x.c\n```\n```c file=./x.c\n```\n", nil, nil, nil, true},
+		} {
+			p, err := parseDocPage(c.text)
+			if (err != nil) != c.bad {
+				t.Errorf("%s: error %v, want error %v", c.name, err, c.bad)
+				continue
+			}
+			if c.bad {
+				continue
+			}
+			if fmt.Sprint(p.files) != fmt.Sprint(c.files) || fmt.Sprint(p.needs) != fmt.Sprint(c.needs) || fmt.Sprint(p.optional) != fmt.Sprint(c.opt) {
+				t.Errorf("%s: files %q needs %q optional %q; want %q, %q, %q", c.name, p.files, p.needs, p.optional, c.files, c.needs, c.opt)
+			}
+		}
 	})
 	t.Run("parse", func(t *testing.T) {
 		t.Parallel()

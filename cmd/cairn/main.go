@@ -4,7 +4,8 @@
 //	cairn bucket-type ...   create or show bucket types (on a stopped server's data dir)
 //	cairn check             verify a stopped server's store
 //	cairn module ...        manage a running server's WebAssembly modules
-//	cairn version           print the version
+//	cairn version           print the version (also --version)
+//	cairn help              list the commands (also -h, --help)
 //
 // Settings come from the embedded defaults, then an optional JSON config file
 // (--config or CAIRN_CONFIG), then CAIRN_* environment variables, then flags.
@@ -28,10 +29,7 @@ func main() {
 
 // run executes one command and returns the process exit code.
 func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) int {
-	cmd := "serve"
-	if len(args) > 0 && len(args[0]) > 0 && args[0][0] != '-' {
-		cmd, args = args[0], args[1:]
-	}
+	cmd, args := commandOf(args)
 	switch cmd {
 	case "serve":
 		return serve(ctx, args, getenv, stdout, stderr)
@@ -48,7 +46,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	case "version":
 		fmt.Fprintf(stdout, "cairn %s\n", version())
 		return 0
-	case "help", "-h", "--help":
+	case "help":
 		usage(stdout)
 		return 0
 	default:
@@ -58,6 +56,25 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	}
 }
 
+// commandOf splits the command name off args. No name runs serve with args as its
+// flags, except the global flags -h/--help (help) and --version (version), which a new
+// user tries first and which serve's flags do not know.
+func commandOf(args []string) (cmd string, rest []string) {
+	if len(args) == 0 {
+		return "serve", args
+	}
+	switch a := args[0]; {
+	case a == "-h" || a == "-help" || a == "--help":
+		return "help", args[1:]
+	case a == "-version" || a == "--version":
+		return "version", args[1:]
+	case a != "" && a[0] != '-':
+		return a, args[1:]
+	}
+	return "serve", args
+}
+
+// usage lists the commands.
 func usage(w io.Writer) {
 	fmt.Fprint(w, `Usage:
   cairn [serve] [flags]   run the server (default); "cairn serve -h" lists the flags
@@ -71,6 +88,7 @@ func usage(w io.Writer) {
   cairn user create --name N --email E | list [--status S] | disable|enable|rotate KEYID [--url URL]
                           manage the object-storage interface's users (admin key)
   cairn hook call FILE.wasm FUNCTION [--point P] < INPUT.json   run a WebAssembly hook locally
-  cairn version           print the version
+  cairn version           print the version (also: cairn --version)
+  cairn help              print this list (also: cairn -h, cairn --help)
 `)
 }

@@ -14,7 +14,7 @@ import (
 )
 
 func serve(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) int {
-	cfg, err := loadConfig(args, getenv, stderr)
+	cfg, err := loadConfig(args, getenv, stdout)
 	if err != nil {
 		if errors.Is(err, errHelp) {
 			return 0

@@ -53,6 +53,10 @@ type Config struct {
 	// DefaultMaxHeaderBytes).
 	MaxMetaEntries int
 	MaxHeaderBytes int64
+	// ReadOnly is for a store opened read-only (cairn check): the service writes
+	// nothing, so the tombstone reaper does not run and a node id missing from the store
+	// is made up for this run instead of stored.
+	ReadOnly bool
 }
 
 // Defaults of the per-value header limits (Config).
@@ -150,7 +154,11 @@ func New(db *storage.DB, cfg Config) (*Service, error) {
 	}
 	s.nodeID = id
 	s.startPostcommit()
-	go s.reapLoop()
+	if cfg.ReadOnly {
+		close(s.done) // no reaper to wait for
+	} else {
+		go s.reapLoop()
+	}
 	return s, nil
 }
 
@@ -192,6 +200,9 @@ func (s *Service) loadNodeID(given string) (string, error) {
 		return "", fmt.Errorf("kv: read node id: %w", err)
 	}
 	id := "n" + core.RandomBase62(11)
+	if s.cfg.ReadOnly {
+		return id, nil
+	}
 	if err := s.db.Put(nodeIDKey, []byte(id), true); err != nil {
 		return "", fmt.Errorf("kv: store node id: %w", err)
 	}

@@ -75,7 +75,7 @@ func New(cfg Config, version string, log *slog.Logger) (*Server, error) {
 		return nil, fmt.Errorf("server: data dir: %w", err)
 	}
 	cfg.DataDir = dir
-	db, err := storage.Open(filepath.Join(dir, "leveldb"), storage.Options{BlockCacheSize: cfg.CacheSize, SyncLatency: cfg.SyncLatency,
+	db, err := storage.Open(filepath.Join(dir, LevelDBDir), storage.Options{BlockCacheSize: cfg.CacheSize, SyncLatency: cfg.SyncLatency,
 		Logger: log})
 	if err != nil {
 		return nil, fmt.Errorf("server: %w", err)
@@ -189,6 +189,9 @@ func (s *Server) newS3API() {
 
 // BlobsDir is the directory, in the data directory, of the S3 interface's blob files.
 const BlobsDir = "blobs"
+
+// LevelDBDir is the directory, in the data directory, of the LevelDB store.
+const LevelDBDir = "leveldb"
 
 // S3Handler returns the object-storage interface with its middleware (nil when
 // S3Listen is empty), for in-process tests and benchmarks.
