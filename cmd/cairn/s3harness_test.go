@@ -632,6 +632,7 @@ type s3Error struct {
 	Message   string   `xml:"Message"`
 	Resource  string   `xml:"Resource"`
 	RequestID string   `xml:"RequestId"`
+	HostID    string   `xml:"HostId"`
 }
 
 // s3RequestID is the request id header in either dialect.
@@ -640,6 +641,14 @@ func s3RequestID(r *resp) string {
 		return v
 	}
 	return r.Header.Get("X-Obj-Request-Id")
+}
+
+// s3HostID is the id-2 header in either dialect.
+func s3HostID(r *resp) string {
+	if v := r.Header.Get("X-Amz-Id-2"); v != "" {
+		return v
+	}
+	return r.Header.Get("X-Obj-Id-2")
 }
 
 // expectS3Error checks an error response: the status and, except for HEAD, an
@@ -684,7 +693,10 @@ func s3CheckError(t testing.TB, r *resp, status int) (e s3Error, ok bool) {
 	if e.RequestID != s3RequestID(r) {
 		t.Errorf("RequestId %q differs from the header's %q", e.RequestID, s3RequestID(r))
 	}
-	for _, el := range []string{"<Code>", "<Message>", "<Resource>", "<RequestId>"} {
+	if id2 := s3HostID(r); e.HostID != id2 || id2 == "" {
+		t.Errorf("HostId %q differs from the id-2 header's %q", e.HostID, id2)
+	}
+	for _, el := range []string{"<Code>", "<Message>", "<Resource>", "<RequestId>", "<HostId>"} {
 		if !bytes.Contains(r.Body, []byte(el)) {
 			t.Errorf("error body lacks %s:\n%s", el, r)
 		}

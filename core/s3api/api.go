@@ -88,10 +88,7 @@ type call struct {
 }
 
 func (a *API) serve(w http.ResponseWriter, r *http.Request) {
-	id := httpx.RequestIDFrom(r.Context())
-	h := w.Header()
-	h[a.hdrRequestID] = []string{id}
-	h[a.hdrID2] = []string{id}
+	a.setIDHeaders(w, r)
 	c := &call{a: a, w: w, r: r}
 	q, err := url.ParseQuery(r.URL.RawQuery)
 	if err != nil {

@@ -116,6 +116,7 @@ func (a *API) writeError(w http.ResponseWriter, r *http.Request, resource string
 		e = &s3.Error{Code: s3.InternalError, Message: "We encountered an internal error. Please try again."}
 	}
 	status := StatusOf(e.Code)
+	id := a.setIDHeaders(w, r)
 	if e.Code == s3.NotModified {
 		w.WriteHeader(http.StatusNotModified)
 		return
@@ -134,8 +135,33 @@ func (a *API) writeError(w http.ResponseWriter, r *http.Request, resource string
 			extra = append(extra, [2]string{"CanonicalRequest", se.CanonicalRequest})
 		}
 	}
-	body := s3xml.MarshalError(string(e.Code), e.Message, resource, httpx.RequestIDFrom(r.Context()), extra...)
+	if e.Code == s3.NotImplemented {
+		a.log.Info("s3: not implemented", "method", r.Method, "path", r.URL.Path, "query", r.URL.RawQuery,
+			"request_id", id, "what", e.Message)
+	}
+	body := s3xml.MarshalError(string(e.Code), e.Message, resource, id, id, extra...)
 	_ = httpx.WriteFull(w, status, "application/xml", body) // a failed write means the client left
+}
+
+// setIDHeaders sets the response's request-id and id-2 headers to the request's id
+// (both carry it, and an error body's RequestId and HostId repeat it) and returns it.
+func (a *API) setIDHeaders(w http.ResponseWriter, r *http.Request) string {
+	id := httpx.RequestIDFrom(r.Context())
+	h := w.Header()
+	h[a.hdrRequestID] = []string{id}
+	h[a.hdrID2] = []string{id}
+	return id
+}
+
+// BusyResponse returns the complete answer to a connection refused because the server
+// is at its connection limits (httpx.ConnLimits.NewRefusal): 503 SlowDown, under a new
+// request id carried by the request-id and id-2 headers and the body's RequestId and
+// HostId.
+func (a *API) BusyResponse() []byte {
+	id := httpx.NewRequestID()
+	body := s3xml.MarshalError(string(codeSlowDown), "Please reduce your request rate.", "", id, id)
+	return httpx.RefusalResponse(http.StatusServiceUnavailable, "application/xml", body,
+		[2]string{a.hdrRequestID, id}, [2]string{a.hdrID2, id})
 }
 
 // WriteInternalError answers 500 InternalError (the recovery middleware's answer to a

@@ -1,8 +1,11 @@
 package s3api
 
 import (
+	"bufio"
+	"bytes"
 	"encoding/xml"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -40,6 +43,38 @@ func TestWriteErrorDiskFull(t *testing.T) {
 			}
 			if rec.Code != tt.status || doc.Code != tt.code || doc.Message == "" {
 				t.Fatalf("%v → %d %s %q, want %d %s", tt.err, rec.Code, doc.Code, doc.Message, tt.status, tt.code)
+			}
+		})
+	}
+}
+
+// TestBusyResponse: the answer to a connection over the limits is a complete 503
+// SlowDown whose body's RequestId and HostId are the request-id and id-2 headers, in
+// the dialect's names, and a new id each time.
+func TestBusyResponse(t *testing.T) {
+	for _, tt := range []struct{ dialect, prefix string }{{"store", "X-Obj-"}, {"riak", "X-Amz-"}} {
+		t.Run(tt.dialect, func(t *testing.T) {
+			a := New(nil, Config{Dialect: tt.dialect, Logger: slog.New(slog.DiscardHandler)})
+			seen := map[string]bool{}
+			for range 3 {
+				hr, err := http.ReadResponse(bufio.NewReader(bytes.NewReader(a.BusyResponse())), nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				body, _ := io.ReadAll(hr.Body)
+				var doc struct{ Code, RequestId, HostId string }
+				if err := xml.Unmarshal(body, &doc); err != nil {
+					t.Fatalf("body %q: %v", body, err)
+				}
+				id := hr.Header.Get(tt.prefix + "Request-Id")
+				if hr.StatusCode != http.StatusServiceUnavailable || doc.Code != "SlowDown" || id == "" ||
+					doc.RequestId != id || doc.HostId != hr.Header.Get(tt.prefix+"Id-2") || !hr.Close {
+					t.Errorf("busy response: %d %v %+v", hr.StatusCode, hr.Header, doc)
+				}
+				if seen[id] {
+					t.Errorf("request id %q reused", id)
+				}
+				seen[id] = true
 			}
 		})
 	}
