@@ -190,22 +190,6 @@ func (c *call) writeXML(body []byte) {
 // ok writes an empty 200.
 func (c *call) ok() { _ = httpx.WriteFull(c.w, http.StatusOK, "", nil) }
 
-// unsupportedSub lists the sub-resources S3 defines and this server does not
-// implement: they answer 501 rather than being mistaken for plain requests.
-var unsupportedSub = []string{"cors", "lifecycle", "website", "tagging", "logging", "notification",
-	"replication", "encryption", "object-lock", "legal-hold", "retention", "torrent", "restore",
-	"select", "accelerate", "analytics", "inventory", "metrics", "intelligent-tiering",
-	"ownershipControls", "publicAccessBlock", "versions", "requestPayment"}
-
-func (c *call) unsupported() (string, bool) {
-	for _, s := range unsupportedSub {
-		if c.has(s) {
-			return s, true
-		}
-	}
-	return "", false
-}
-
 // routeName names the request's resource for metrics and the access log: the service,
 // a bucket or an object, with the ?acl sub-resource apart.
 func (c *call) routeName() string {
