@@ -30,6 +30,10 @@ type ConnLimits struct {
 	// handshake happens on first use, in the HTTP server's goroutine); a refusal is then
 	// written after a handshake.
 	TLS *tls.Config
+	// IgnoreUnknownExpect sets aside (see ExpectAside) the Expect headers net/http would
+	// answer 417 to, on plain HTTP connections (over TLS, net/http must be given the
+	// *tls.Conn itself, so they are passed as they are).
+	IgnoreUnknownExpect bool
 }
 
 // Refusals in flight are bounded (beyond, a refused connection is just closed), each
@@ -111,8 +115,11 @@ func (l *ConnLimiter) Accept() (net.Conn, error) {
 			l.refuse(c)
 			continue
 		}
-		if l.lim.TLS != nil {
+		switch {
+		case l.lim.TLS != nil:
 			return tls.Server(tc, l.lim.TLS), nil
+		case l.lim.IgnoreUnknownExpect:
+			return newExpectFilter(tc), nil
 		}
 		return tc, nil
 	}
@@ -212,8 +219,11 @@ func (l *ConnLimiter) ConnState(c net.Conn, st http.ConnState) {
 }
 
 func trackedOf(c net.Conn) *trackedConn {
-	if tc, ok := c.(*tls.Conn); ok {
-		c = tc.NetConn()
+	switch w := c.(type) {
+	case *tls.Conn:
+		c = w.NetConn()
+	case *expectFilter:
+		c = w.Conn
 	}
 	tc, _ := c.(*trackedConn)
 	return tc

@@ -89,6 +89,7 @@ type call struct {
 
 func (a *API) serve(w http.ResponseWriter, r *http.Request) {
 	a.setIDHeaders(w, r)
+	httpx.RestoreExpect(r) // the Expect headers the listener set aside, for the signature
 	c := &call{a: a, w: w, r: r}
 	q, err := url.ParseQuery(r.URL.RawQuery)
 	if err != nil {

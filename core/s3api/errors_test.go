@@ -62,6 +62,7 @@ func TestBusyResponse(t *testing.T) {
 					t.Fatal(err)
 				}
 				body, _ := io.ReadAll(hr.Body)
+				hr.Body.Close()
 				var doc struct{ Code, RequestId, HostId string }
 				if err := xml.Unmarshal(body, &doc); err != nil {
 					t.Fatalf("body %q: %v", body, err)

@@ -233,6 +233,7 @@ func (s *Server) Start() error {
 	s.serveOn(s.kvSrv, s.kvLn)
 	if s3ln != nil {
 		limits.Refusal, limits.NewRefusal = nil, s.s3API.BusyResponse
+		limits.IgnoreUnknownExpect = true // AWS ignores expectations it does not know
 		limits.TLS = s.s3Cert.config()
 		s.s3Ln = httpx.LimitListener(s3ln, limits)
 		s.s3Srv = s.httpServer(s.s3Handler, s.s3Ln)
