@@ -5,11 +5,14 @@ package main
 // (net/http moves it out of the header map the signature is checked against).
 
 import (
+	"bufio"
+	"encoding/xml"
 	"io"
 	"net/http"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestS3UnknownExpect: a request with "Expect: foo" is served as AWS serves it (no 417),
@@ -71,5 +74,54 @@ func TestS3SignedTransferEncoding(t *testing.T) {
 	}
 	if got := c.must(t, http.StatusOK, http.MethodGet, "tenc", "k", "", nil, ""); string(got.Body) != strings.Join(chunks, "") {
 		t.Errorf("stored %d bytes", len(got.Body))
+	}
+}
+
+// TestS3BusyRefusalIDs: a connection refused at the connection limits gets 503 SlowDown
+// whose body's RequestId and HostId are the response's request-id and id-2 headers.
+func TestS3BusyRefusalIDs(t *testing.T) {
+	t.Parallel()
+	s := startS3Server(t, "--max-connections-per-ip", "1", "--body-read-timeout", "30s")
+	u := s3CreateUser(t, s, "busy@example.com", "Busy")
+	c := s3c{s: s, cred: u.cred(), sign: s3V4}
+	c.mkBucket(t, "busy")
+	host := "127.0.0.1:" + s3PortOf(s)
+	cred := u.cred()
+	// One upload whose body stops after a byte keeps the address's only slot serving.
+	slow := func() *s3Conn {
+		conn := s3Dial(t, s)
+		head := s3RawRequest(http.MethodPut, "/busy/slow", &cred, "/busy/slow",
+			hdr{"Host", host, "Content-Length", "1000", "Content-Type", "text/plain"})
+		if _, err := io.WriteString(conn, head+"x"); err != nil {
+			t.Fatal(err)
+		}
+		return conn
+	}
+	held := slow()
+	defer held.Close()
+	var refusal string
+	waitFor(t, 10*time.Second, "a connection to be refused", func() bool {
+		raw := rawExchangeAt(t, s.S3Addr, "GET /busy HTTP/1.1\r\nHost: "+host+"\r\nConnection: close\r\n\r\n")
+		if strings.HasPrefix(raw, "HTTP/1.1 503 ") {
+			refusal = raw
+			return true
+		}
+		// The upload's head was not read yet, so it was displaced: start another.
+		held.Close()
+		held = slow()
+		return false
+	})
+	hr, err := http.ReadResponse(bufio.NewReader(strings.NewReader(refusal)), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(hr.Body)
+	hr.Body.Close()
+	r := &resp{Response: hr, Body: body}
+	hr.Request = &http.Request{Method: http.MethodGet}
+	var e s3Error
+	if err := xml.Unmarshal(body, &e); err != nil || e.Code != "SlowDown" || e.RequestID == "" ||
+		e.RequestID != s3RequestID(r) || e.HostID != s3HostID(r) {
+		t.Errorf("refusal: %v %+v\n%s", err, e, refusal)
 	}
 }
