@@ -6,6 +6,7 @@ package main
 
 import (
 	"net/http"
+	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -14,7 +15,7 @@ import (
 // TestS3UnservedSubResources: every AWS sub-resource Cairn does not serve answers 501
 // NotImplemented naming it, on the bucket and on an object, for GET, PUT, POST and
 // DELETE (GET ?attributes used to return the object's body); the 501 is logged with
-// method, path and query; an unknown query parameter that is not a sub-resource is
+// method, path and query (a presigned URL's credentials redacted); an unknown query parameter that is not a sub-resource is
 // ignored; ?versionId=null reads the one version an unversioned bucket keeps.
 func TestS3UnservedSubResources(t *testing.T) {
 	t.Parallel()
@@ -56,12 +57,22 @@ func TestS3UnservedSubResources(t *testing.T) {
 	waitFor(t, 5*time.Second, "the 501 to be logged", func() bool {
 		for _, l := range strings.Split(s.stderr.String(), "\n") {
 			if strings.Contains(l, "not implemented") && strings.Contains(l, "method=GET") &&
-				strings.Contains(l, "path=/unserved/obj") && strings.Contains(l, "query=attributes") {
+				strings.Contains(l, "path=/unserved/obj") && strings.Contains(l, `query="attributes="`) {
 				return true
 			}
 		}
 		return false
 	})
+	// A presigned URL's credentials are not logged.
+	ps := "attributes&" + s3V2Presign(u.cred(), http.MethodGet, s3V2Resource("/unserved/obj", "attributes", ""), time.Now().Add(time.Hour))
+	expectS3Error(t, psDo(t, psClient(t, s), http.MethodGet, s.S3URL+"/unserved/obj?"+ps, nil), http.StatusNotImplemented, "NotImplemented")
+	pq, _ := url.ParseQuery(ps)
+	waitFor(t, 5*time.Second, "the presigned 501 to be logged", func() bool {
+		return strings.Contains(s.stderr.String(), "Signature=REDACTED")
+	})
+	if out := s.stderr.String(); strings.Contains(out, url.QueryEscape(pq.Get("Signature"))) || strings.Contains(out, pq.Get("Signature")) {
+		t.Errorf("the log shows a presigned URL's signature")
+	}
 	// Nothing was changed: the object reads as before, no object was made by a POST or PUT.
 	if r := c.must(t, http.StatusOK, http.MethodGet, "unserved", "obj", "", nil, ""); string(r.Body) != "the body" {
 		t.Errorf("object after the refused requests: %q", r.Body)

@@ -3,6 +3,8 @@ package s3api
 import (
 	"errors"
 	"net/http"
+	"net/url"
+	"strings"
 
 	"github.com/cairnkv/cairn/core"
 	"github.com/cairnkv/cairn/core/httpx"
@@ -136,11 +138,32 @@ func (a *API) writeError(w http.ResponseWriter, r *http.Request, resource string
 		}
 	}
 	if e.Code == s3.NotImplemented {
-		a.log.Info("s3: not implemented", "method", r.Method, "path", r.URL.Path, "query", r.URL.RawQuery,
+		a.log.Info("s3: not implemented", "method", r.Method, "path", r.URL.Path, "query", loggableQuery(r.URL.RawQuery),
 			"request_id", id, "what", e.Message)
 	}
 	body := s3xml.MarshalError(string(e.Code), e.Message, resource, id, id, extra...)
 	_ = httpx.WriteFull(w, status, "application/xml", body) // a failed write means the client left
+}
+
+// credentialParams are the query parameters of presigned URLs that carry a credential
+// (lower case): a log shows their names, never their values, since a presigned URL is
+// usable by whoever reads it until it expires.
+var credentialParams = map[string]bool{"x-amz-signature": true, "x-amz-credential": true,
+	"x-amz-security-token": true, "signature": true, "awsaccesskeyid": true}
+
+// loggableQuery returns a raw query for a log line, the values of credential-bearing
+// parameters replaced by "REDACTED" (an unparsable query is logged as "(malformed)").
+func loggableQuery(raw string) string {
+	q, err := url.ParseQuery(raw)
+	if err != nil {
+		return "(malformed)"
+	}
+	for k := range q {
+		if credentialParams[strings.ToLower(k)] {
+			q[k] = []string{"REDACTED"}
+		}
+	}
+	return q.Encode()
 }
 
 // setIDHeaders sets the response's request-id and id-2 headers to the request's id

@@ -80,3 +80,19 @@ func TestBusyResponse(t *testing.T) {
 		})
 	}
 }
+
+// TestLoggableQuery: a logged query keeps every parameter but shows no credential of a
+// presigned URL (V4 or V2).
+func TestLoggableQuery(t *testing.T) {
+	tests := []struct{ raw, want string }{
+		{"attributes", "attributes="},
+		{"tagging&X-Amz-Signature=abc&X-Amz-Credential=AK%2F1&X-Amz-Date=1", "X-Amz-Credential=REDACTED&X-Amz-Date=1&X-Amz-Signature=REDACTED&tagging="},
+		{"cors&AWSAccessKeyId=AK&Signature=s&Expires=9", "AWSAccessKeyId=REDACTED&Expires=9&Signature=REDACTED&cors="},
+		{"a=%zz", "(malformed)"},
+	}
+	for _, tt := range tests {
+		if got := loggableQuery(tt.raw); got != tt.want {
+			t.Errorf("loggableQuery(%q) = %q, want %q", tt.raw, got, tt.want)
+		}
+	}
+}
