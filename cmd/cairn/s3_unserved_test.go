@@ -5,11 +5,15 @@ package main
 // asked, store nothing, and are logged with the method, path and query.
 
 import (
+	"context"
 	"net/http"
 	"net/url"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/minio/minio-go/v7"
+	"github.com/minio/minio-go/v7/pkg/encrypt"
 )
 
 // TestS3UnservedSubResources: every AWS sub-resource Cairn does not serve answers 501
@@ -156,5 +160,39 @@ func TestS3EncryptionHeadersRefused(t *testing.T) {
 	}
 	if r := c.must(t, http.StatusOK, http.MethodGet, "sse", "src", "", nil, ""); string(r.Body) != "source" {
 		t.Errorf("GET src: %q", r.Body)
+	}
+}
+
+// TestS3UnservedMinio: through minio-go, an SSE-S3 upload, GetObjectAttributes,
+// GetObjectTagging and GetBucketEncryption answer NotImplemented; nothing is stored in
+// clear for the refused upload.
+func TestS3UnservedMinio(t *testing.T) {
+	t.Parallel()
+	s := startS3Server(t)
+	u := s3CreateUser(t, s, "unserved-minio@example.com", "UnservedMinio")
+	c := s3c{s: s, cred: u.cred(), sign: s3V4}
+	c.mkBucket(t, "unserved-minio")
+	c.put(t, "unserved-minio", "obj", "the body")
+	ctx := context.Background()
+	for _, combo := range minioCombos {
+		mc := newMinio(t, s, u.cred(), combo)
+		_, err := mc.PutObject(ctx, "unserved-minio", "sse-"+combo.name, strings.NewReader("secret"), 6,
+			minio.PutObjectOptions{ServerSideEncryption: encrypt.NewSSE()})
+		if minioCode(err) != "NotImplemented" {
+			t.Errorf("%s: PutObject with SSE-S3: %v, want NotImplemented", combo.name, err)
+		}
+		if _, err := mc.StatObject(ctx, "unserved-minio", "sse-"+combo.name, minio.StatObjectOptions{}); minioCode(err) != "NoSuchKey" {
+			t.Errorf("%s: the refused SSE upload is stored: %v", combo.name, err)
+		}
+		_, err = mc.GetObjectAttributes(ctx, "unserved-minio", "obj", minio.ObjectAttributesOptions{})
+		if minioCode(err) != "NotImplemented" {
+			t.Errorf("%s: GetObjectAttributes: %v, want NotImplemented", combo.name, err)
+		}
+		if _, err := mc.GetObjectTagging(ctx, "unserved-minio", "obj", minio.GetObjectTaggingOptions{}); minioCode(err) != "NotImplemented" {
+			t.Errorf("%s: GetObjectTagging: %v, want NotImplemented", combo.name, err)
+		}
+		if _, err := mc.GetBucketEncryption(ctx, "unserved-minio"); minioCode(err) != "NotImplemented" {
+			t.Errorf("%s: GetBucketEncryption: %v, want NotImplemented", combo.name, err)
+		}
 	}
 }
