@@ -566,9 +566,15 @@ func expectHeader(t testing.TB, r *resp, name, want string) {
 // response bytes as the server wrote them (the request should say Connection: close).
 func rawExchange(t testing.TB, s *child, request string) string {
 	t.Helper()
-	c, err := net.DialTimeout("tcp", s.Addr, 10*time.Second)
+	return rawExchangeAt(t, s.Addr, request)
+}
+
+// rawExchangeAt is rawExchange with the listener's address (host:port).
+func rawExchangeAt(t testing.TB, addr, request string) string {
+	t.Helper()
+	c, err := net.DialTimeout("tcp", addr, 10*time.Second)
 	if err != nil {
-		t.Fatalf("dial %s: %v", s.Addr, err)
+		t.Fatalf("dial %s: %v", addr, err)
 	}
 	defer c.Close()
 	_ = c.SetDeadline(time.Now().Add(20 * time.Second))

@@ -171,6 +171,9 @@ type s3Req struct {
 	region string
 	// chunked, with V4, sends the body aws-chunked (body is then ignored).
 	chunked *s3Chunked
+	// te sends the body with "Transfer-Encoding: chunked", a header V4 then signs (as
+	// SDKs streaming a body of unknown length do).
+	te bool
 }
 
 // s3c is a requester: a server, a credential and how to sign and address.
@@ -363,12 +366,18 @@ func s3Build(t testing.TB, s *child, q s3Req) *http.Request {
 			req.Header.Set("Content-Encoding", "aws-chunked")
 			req.Header.Set("X-Amz-Decoded-Content-Length", strconv.FormatInt(n, 10))
 		}
+		if q.te {
+			req.Header.Set("Transfer-Encoding", "chunked") // signed; Go's client writes its own
+		}
 		v := s3SignV4(req, q.path(), q.cred, region, ph, at)
 		if q.chunked != nil {
 			body := q.chunked.encode(v)
 			req.Body = io.NopCloser(strings.NewReader(body))
 			req.ContentLength = int64(len(body))
 			req.GetBody = nil
+		}
+		if q.te {
+			req.ContentLength = -1
 		}
 	}
 	return req
@@ -516,8 +525,8 @@ func s3HMAC(key []byte, s string) []byte {
 }
 
 // s3SignV4 signs req (header form) with the payload hash ph. rawPath is the path as sent
-// (already strictly encoded). Signed headers: host, content-type and content-md5 when
-// present, and every x-amz-* header.
+// (already strictly encoded). Signed headers: host, content-type, content-md5, expect
+// and transfer-encoding when present, and every x-amz-* header.
 func s3SignV4(req *http.Request, rawPath string, cred s3Cred, region, ph string, at time.Time) s3V4Signing {
 	amzDate := at.UTC().Format("20060102T150405Z")
 	day := amzDate[:8]
@@ -526,7 +535,7 @@ func s3SignV4(req *http.Request, rawPath string, cred s3Cred, region, ph string,
 	hdrs := map[string]string{"host": req.Host}
 	for name, vs := range req.Header {
 		l := strings.ToLower(name)
-		if strings.HasPrefix(l, "x-amz-") || l == "content-type" || l == "content-md5" {
+		if strings.HasPrefix(l, "x-amz-") || l == "content-type" || l == "content-md5" || l == "expect" || l == "transfer-encoding" {
 			vals := make([]string, len(vs))
 			for i, v := range vs {
 				vals[i] = strings.Join(strings.Fields(v), " ")
@@ -632,6 +641,7 @@ type s3Error struct {
 	Message   string   `xml:"Message"`
 	Resource  string   `xml:"Resource"`
 	RequestID string   `xml:"RequestId"`
+	HostID    string   `xml:"HostId"`
 }
 
 // s3RequestID is the request id header in either dialect.
@@ -640,6 +650,14 @@ func s3RequestID(r *resp) string {
 		return v
 	}
 	return r.Header.Get("X-Obj-Request-Id")
+}
+
+// s3HostID is the id-2 header in either dialect.
+func s3HostID(r *resp) string {
+	if v := r.Header.Get("X-Amz-Id-2"); v != "" {
+		return v
+	}
+	return r.Header.Get("X-Obj-Id-2")
 }
 
 // expectS3Error checks an error response: the status and, except for HEAD, an
@@ -684,7 +702,10 @@ func s3CheckError(t testing.TB, r *resp, status int) (e s3Error, ok bool) {
 	if e.RequestID != s3RequestID(r) {
 		t.Errorf("RequestId %q differs from the header's %q", e.RequestID, s3RequestID(r))
 	}
-	for _, el := range []string{"<Code>", "<Message>", "<Resource>", "<RequestId>"} {
+	if id2 := s3HostID(r); e.HostID != id2 || id2 == "" {
+		t.Errorf("HostId %q differs from the id-2 header's %q", e.HostID, id2)
+	}
+	for _, el := range []string{"<Code>", "<Message>", "<Resource>", "<RequestId>", "<HostId>"} {
 		if !bytes.Contains(r.Body, []byte(el)) {
 			t.Errorf("error body lacks %s:\n%s", el, r)
 		}

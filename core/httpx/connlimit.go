@@ -23,10 +23,17 @@ type ConnLimits struct {
 	// every connection it could displace is serving a request. It should say
 	// "Connection: close".
 	Refusal []byte
+	// NewRefusal, when set, builds the refusal for each refused connection instead
+	// (an interface whose error bodies carry a fresh request id).
+	NewRefusal func() []byte
 	// TLS, when set, makes the listener's connections TLS server connections (the
 	// handshake happens on first use, in the HTTP server's goroutine); a refusal is then
 	// written after a handshake.
 	TLS *tls.Config
+	// IgnoreUnknownExpect sets aside (see ExpectAside) the Expect headers net/http would
+	// answer 417 to, on plain HTTP connections (over TLS, net/http must be given the
+	// *tls.Conn itself, so they are passed as they are).
+	IgnoreUnknownExpect bool
 }
 
 // Refusals in flight are bounded (beyond, a refused connection is just closed), each
@@ -108,8 +115,11 @@ func (l *ConnLimiter) Accept() (net.Conn, error) {
 			l.refuse(c)
 			continue
 		}
-		if l.lim.TLS != nil {
+		switch {
+		case l.lim.TLS != nil:
 			return tls.Server(tc, l.lim.TLS), nil
+		case l.lim.IgnoreUnknownExpect:
+			return newExpectFilter(tc), nil
 		}
 		return tc, nil
 	}
@@ -209,8 +219,11 @@ func (l *ConnLimiter) ConnState(c net.Conn, st http.ConnState) {
 }
 
 func trackedOf(c net.Conn) *trackedConn {
-	if tc, ok := c.(*tls.Conn); ok {
-		c = tc.NetConn()
+	switch w := c.(type) {
+	case *tls.Conn:
+		c = w.NetConn()
+	case *expectFilter:
+		c = w.Conn
 	}
 	tc, _ := c.(*trackedConn)
 	return tc
@@ -239,7 +252,11 @@ func (l *ConnLimiter) refuse(c net.Conn) {
 	l.mu.Unlock()
 	go func() {
 		defer l.refusers.Done()
-		writeRefusal(c, l.lim.Refusal, l.lim.TLS)
+		refusal := l.lim.Refusal
+		if l.lim.NewRefusal != nil {
+			refusal = l.lim.NewRefusal()
+		}
+		writeRefusal(c, refusal, l.lim.TLS)
 		l.mu.Lock()
 		delete(l.refusing, c)
 		l.mu.Unlock()
@@ -315,11 +332,17 @@ func remoteIP(c net.Conn) string {
 }
 
 // RefusalResponse builds a complete HTTP/1.1 response for ConnLimits.Refusal: status,
-// content type and body, with Content-Length, Connection: close and Retry-After.
-func RefusalResponse(status int, contentType string, body []byte) []byte {
+// content type and body, with Content-Length, Connection: close and Retry-After, and
+// the extra header lines given as name, value pairs (the caller's constants and ids:
+// neither may hold a line break).
+func RefusalResponse(status int, contentType string, body []byte, extra ...[2]string) []byte {
 	head := "HTTP/1.1 " + strconv.Itoa(status) + " " + http.StatusText(status) + "\r\n" +
-		"Content-Type: " + contentType + "\r\n" +
+		"Content-Type: " + contentType + "\r\n"
+	for _, h := range extra {
+		head += h[0] + ": " + h[1] + "\r\n"
+	}
+	head +=
 		"Content-Length: " + strconv.Itoa(len(body)) + "\r\n" +
-		"Retry-After: 1\r\nConnection: close\r\n\r\n"
+			"Retry-After: 1\r\nConnection: close\r\n\r\n"
 	return append([]byte(head), body...)
 }

@@ -87,6 +87,10 @@ func saneRequestID(id string) bool {
 // idAlphabet is lower-case base32 without padding (RFC 4648 letters, digits 2-7).
 const idAlphabet = "abcdefghijklmnopqrstuvwxyz234567"
 
+// NewRequestID returns a new request id, as RequestID makes for a request without
+// one (for answers written outside a request, such as a refused connection's).
+func NewRequestID() string { return newRequestID() }
+
 // newRequestID returns 64 random bits as 13 base32 characters. math/rand/v2's global
 // generator is per-thread and lock-free; ids need to be unique, not unguessable.
 func newRequestID() string {

@@ -69,6 +69,9 @@ func (c *collector) run() {
 			} else if n > 0 {
 				c.s.log.Info("s3: aborted abandoned multipart uploads", "uploads", n, "older_than", c.s.cfg.UploadTTL)
 			}
+			if err := c.s.expireCompleted(time.Now().Add(-c.s.completedTTL())); err != nil {
+				c.s.log.Warn("s3: expire completed uploads", "err", err)
+			}
 		}
 		if err := c.collect(); err != nil {
 			c.s.log.Warn("s3: collect chunks", "err", err)

@@ -1,9 +1,11 @@
 package s3
 
 import (
+	"bytes"
 	"context"
 	"crypto/md5"
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/base64"
 	"encoding/binary"
 	"encoding/hex"
@@ -66,6 +68,87 @@ func partKey(uploadID string, n int) []byte {
 }
 func partsPrefix(uploadID string) []byte {
 	return storage.Key(storage.TagS3, []byte("mp"), []byte(uploadID))
+}
+
+// "mc" bucket, key, upload id → completedUpload, the record of a completed upload.
+func completedKey(bucket, key, id string) []byte {
+	return storage.KeyString(storage.TagS3, "mc", bucket, key, id)
+}
+
+// MaxCompletedUploadTTL bounds how long a completed upload stays answerable (see
+// completedUpload): the records live for the upload TTL, at most this long.
+const MaxCompletedUploadTTL = time.Hour
+
+// completedUpload records a completed upload for a while (Config.UploadTTL, at most
+// MaxCompletedUploadTTL), so that a retried completion naming the same parts gets the
+// same answer, as AWS gives it, rather than NoSuchUpload. The collector deletes records
+// past their time: their number is bounded by the completions of that period.
+type completedUpload struct {
+	ETag string `json:"etag"`
+	// Parts is the fingerprint of the completion's part list (partsFingerprint).
+	Parts string    `json:"parts"`
+	At    time.Time `json:"at"`
+}
+
+// partsFingerprint is the hex SHA-256 of a completion's part numbers and ETags (quotes
+// trimmed, lower case), in order.
+func partsFingerprint(want []CompletePart) string {
+	h := sha256.New()
+	for _, p := range want {
+		h.Write([]byte(strconv.Itoa(p.Number) + ":" + strings.ToLower(strings.Trim(p.ETag, `"`)) + "\n"))
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// completedTTL is how long completion records are kept.
+func (s *Service) completedTTL() time.Duration { return min(s.cfg.UploadTTL, MaxCompletedUploadTTL) }
+
+// completedAnswer answers a completion of an upload that no longer exists: the
+// object's ETag when the upload was completed within completedTTL with the same parts,
+// NoSuchUpload otherwise.
+func (s *Service) completedAnswer(bucket, key, uploadID string, want []CompletePart) (*Manifest, error) {
+	v, err := s.db.Get(completedKey(bucket, key, uploadID))
+	if errors.Is(err, storage.ErrNotFound) {
+		return nil, errNoSuchUpload
+	}
+	if err != nil {
+		return nil, wrapf(err, "read completed upload")
+	}
+	var c completedUpload
+	if err := json.Unmarshal(v, &c); err != nil {
+		return nil, wrapf(err, "decode completed upload")
+	}
+	if time.Since(c.At) > s.completedTTL() || c.Parts != partsFingerprint(want) {
+		return nil, errNoSuchUpload
+	}
+	return &Manifest{ETag: c.ETag}, nil
+}
+
+// expireCompleted deletes the completion records made before cutoff (and any that do
+// not decode), gcBatch at a time.
+func (s *Service) expireCompleted(cutoff time.Time) error {
+	it := s.db.IteratePrefix(storage.KeyString(storage.TagS3, "mc"))
+	defer it.Release()
+	batch := s.db.NewBatch()
+	for it.Next() {
+		var c completedUpload
+		if err := json.Unmarshal(it.Value(), &c); err != nil || c.At.Before(cutoff) {
+			batch.Delete(bytes.Clone(it.Key()))
+		}
+		if batch.Len() == gcBatch {
+			if err := s.db.Write(batch, false); err != nil {
+				return wrapf(err, "expire completed uploads")
+			}
+			batch.Reset()
+		}
+	}
+	if err := it.Err(); err != nil {
+		return wrapf(err, "expire completed uploads")
+	}
+	if batch.Len() == 0 {
+		return nil
+	}
+	return wrapf(s.db.Write(batch, false), "expire completed uploads")
 }
 
 var errNoSuchUpload = &Error{NoSuchUpload, "The specified upload does not exist. The upload ID may be invalid, or the upload may have been aborted or completed."}
@@ -244,6 +327,9 @@ func (s *Service) CompleteUpload(ctx context.Context, r Requester, bucket, key, 
 	}
 	defer s.uploadLock(uploadID)()
 	u, err := s.upload(bucket, key, uploadID)
+	if IsCode(err, NoSuchUpload) {
+		return s.completedAnswer(bucket, key, uploadID, want) // a retried completion
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -290,8 +376,13 @@ func (s *Service) CompleteUpload(ctx context.Context, r Requester, bucket, key, 
 		// An empty object: one empty extent under the manifest's own id.
 		m.Parts = nil
 	}
+	done, err := json.Marshal(completedUpload{ETag: m.ETag, Parts: partsFingerprint(want), At: time.Now().UTC()})
+	if err != nil {
+		return nil, wrapf(err, "encode completed upload")
+	}
 	batch := s.db.NewBatch()
 	batch.Delete(uploadKey(bucket, key, uploadID))
+	batch.Put(completedKey(bucket, key, uploadID), done)
 	for _, p := range have {
 		batch.Delete(partKey(uploadID, p.Number))
 		if !used[p.Number] || p.Extent.Size == 0 {

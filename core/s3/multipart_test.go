@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -284,4 +285,87 @@ func TestPutPartSizeLimits(t *testing.T) {
 	if err := s.AbortUpload(ctx, alice, "mpl", "obj", u.ID); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// TestRetriedCompletion: completing an upload again with the same parts answers the
+// same ETag (AWS keeps completed uploads answerable for a while); other parts, another
+// upload id, or a record past its time answer NoSuchUpload; the collector's sweep
+// deletes records past their time, and only those.
+func TestRetriedCompletion(t *testing.T) {
+	s, db := newTestService(t)
+	s.cfg.MinPartSize = 1
+	ctx := context.Background()
+	alice := mustUser(t, s, "alice")
+	mustBucket(t, s, alice, "retried", "")
+	etags := map[string]string{}
+	complete := func(key string, n int) (string, []CompletePart) {
+		t.Helper()
+		u, err := s.CreateUpload(ctx, alice, "retried", key, PutInput{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var want []CompletePart
+		for i := 1; i <= n; i++ {
+			p, err := s.PutPart(ctx, alice, "retried", key, u.ID, i, PutInput{Body: bytes.NewReader([]byte(key)), Size: int64(len(key))})
+			if err != nil {
+				t.Fatal(err)
+			}
+			want = append(want, CompletePart{Number: i, ETag: `"` + p.ETag + `"`})
+		}
+		m, err := s.CompleteUpload(ctx, alice, "retried", key, u.ID, want)
+		if err != nil {
+			t.Fatal(err)
+		}
+		etags[key] = m.ETag
+		return u.ID, want
+	}
+	id, want := complete("k", 2)
+	tests := []struct {
+		name string
+		key  string
+		id   string
+		want []CompletePart
+		ok   bool
+	}{
+		{"same parts", "k", id, want, true},
+		{"etag in other case, unquoted", "k", id, []CompletePart{{1, strings.ToUpper(strings.Trim(want[0].ETag, `"`))}, want[1]}, true},
+		{"fewer parts", "k", id, want[:1], false},
+		{"other upload id", "k", "nope", want, false},
+		{"other key", "other", id, want, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			m, err := s.CompleteUpload(ctx, alice, "retried", tt.key, tt.id, tt.want)
+			if !tt.ok {
+				wantCode(t, err, NoSuchUpload)
+				return
+			}
+			if err != nil || m.ETag != etags["k"] || !strings.HasSuffix(m.ETag, "-2") {
+				t.Fatalf("retried completion: %+v %v, want ETag %s", m, err, etags["k"])
+			}
+		})
+	}
+	// The sweep keeps a fresh record and deletes an old one.
+	if err := s.expireCompleted(time.Now().Add(-time.Minute)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.CompleteUpload(ctx, alice, "retried", "k", id, want); err != nil {
+		t.Fatalf("a fresh record was swept: %v", err)
+	}
+	if err := s.expireCompleted(time.Now().Add(time.Minute)); err != nil {
+		t.Fatal(err)
+	}
+	_, err := s.CompleteUpload(ctx, alice, "retried", "k", id, want)
+	wantCode(t, err, NoSuchUpload)
+	if it := db.IteratePrefix(storage.KeyString(storage.TagS3, "mc")); it.Next() {
+		t.Errorf("a completion record is left after the sweep: %q", it.Key())
+		it.Release()
+	} else {
+		it.Release()
+	}
+	// A record older than the TTL does not answer even before the sweep.
+	id2, want2 := complete("k2", 1)
+	s.cfg.UploadTTL = time.Nanosecond
+	_, err = s.CompleteUpload(ctx, alice, "retried", "k2", id2, want2)
+	wantCode(t, err, NoSuchUpload)
 }

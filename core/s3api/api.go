@@ -87,6 +87,12 @@ func (a *API) namesFor(r *http.Request, q url.Values) *vendorNames {
 	return a.def
 }
 
+// setIDs sets the request-id and id-2 headers in h to id.
+func (n *vendorNames) setIDs(h http.Header, id string) {
+	h[n.requestID] = []string{id}
+	h[n.id2] = []string{id}
+}
+
 // hasPrefixFold reports whether s begins with prefix, ignoring ASCII case; prefix is
 // lower-case.
 func hasPrefixFold(s, prefix string) bool {
@@ -139,12 +145,10 @@ type call struct {
 }
 
 func (a *API) serve(w http.ResponseWriter, r *http.Request) {
+	httpx.RestoreExpect(r)                   // the Expect headers the listener set aside, for the signature
 	q, err := url.ParseQuery(r.URL.RawQuery) // on error, q holds what parsed: hints still count
 	c := &call{a: a, w: w, r: r, names: a.namesFor(r, q)}
-	id := []string{httpx.RequestIDFrom(r.Context())}
-	h := w.Header()
-	h[c.names.requestID] = id
-	h[c.names.id2] = id
+	c.names.setIDs(w.Header(), httpx.RequestIDFrom(r.Context()))
 	if err != nil {
 		c.resource = r.URL.Path
 		c.fail(s3.Errorf(s3.InvalidArgument, "The query string is malformed"))
@@ -247,22 +251,6 @@ func (c *call) writeXML(body []byte) {
 
 // ok writes an empty 200.
 func (c *call) ok() { _ = httpx.WriteFull(c.w, http.StatusOK, "", nil) }
-
-// unsupportedSub lists the sub-resources S3 defines and this server does not
-// implement: they answer 501 rather than being mistaken for plain requests.
-var unsupportedSub = []string{"cors", "lifecycle", "website", "tagging", "logging", "notification",
-	"replication", "encryption", "object-lock", "legal-hold", "retention", "torrent", "restore",
-	"select", "accelerate", "analytics", "inventory", "metrics", "intelligent-tiering",
-	"ownershipControls", "publicAccessBlock", "versions", "requestPayment"}
-
-func (c *call) unsupported() (string, bool) {
-	for _, s := range unsupportedSub {
-		if c.has(s) {
-			return s, true
-		}
-	}
-	return "", false
-}
 
 // routeName names the request's resource for metrics and the access log: the service,
 // a bucket or an object, with the ?acl sub-resource apart.

@@ -17,7 +17,7 @@ type authResult = sig.Result
 func (c *call) authenticate() error {
 	r := c.r
 	req := &sig.Request{Method: r.Method, Host: r.Host, RawPath: rawPath(r), RawQuery: r.URL.RawQuery,
-		Header: r.Header, HostBucket: c.hostBucket}
+		Header: r.Header, HostBucket: c.hostBucket, TransferEncoding: r.TransferEncoding, ContentLength: r.ContentLength}
 	var user *s3.User
 	lookup := func(keyID string) (string, error) {
 		u, err := c.a.svc.UserByKey(r.Context(), keyID)

@@ -30,8 +30,7 @@ func (c *call) serveService() {
 
 // serveBucket dispatches the bucket-level requests on method and sub-resource.
 func (c *call) serveBucket() {
-	if sub, ok := c.unsupported(); ok {
-		c.notImplemented("?" + sub)
+	if c.refuseUnserved() {
 		return
 	}
 	ctx := c.r.Context()

@@ -3,6 +3,8 @@ package s3api
 import (
 	"errors"
 	"net/http"
+	"net/url"
+	"strings"
 
 	"github.com/cairnkv/cairn/core"
 	"github.com/cairnkv/cairn/core/httpx"
@@ -116,6 +118,7 @@ func (a *API) writeError(w http.ResponseWriter, r *http.Request, resource string
 		e = &s3.Error{Code: s3.InternalError, Message: "We encountered an internal error. Please try again."}
 	}
 	status := StatusOf(e.Code)
+	id := a.setIDHeaders(w, r)
 	if e.Code == s3.NotModified {
 		w.WriteHeader(http.StatusNotModified)
 		return
@@ -134,8 +137,57 @@ func (a *API) writeError(w http.ResponseWriter, r *http.Request, resource string
 			extra = append(extra, [2]string{"CanonicalRequest", se.CanonicalRequest})
 		}
 	}
-	body := s3xml.MarshalError(string(e.Code), e.Message, resource, httpx.RequestIDFrom(r.Context()), extra...)
+	if e.Code == s3.NotImplemented {
+		a.log.Info("s3: not implemented", "method", r.Method, "path", r.URL.Path, "query", loggableQuery(r.URL.RawQuery),
+			"request_id", id, "what", e.Message)
+	}
+	body := s3xml.MarshalError(string(e.Code), e.Message, resource, id, id, extra...)
 	_ = httpx.WriteFull(w, status, "application/xml", body) // a failed write means the client left
+}
+
+// credentialParams are the query parameters of presigned URLs that carry a credential
+// (lower case): a log shows their names, never their values, since a presigned URL is
+// usable by whoever reads it until it expires.
+var credentialParams = map[string]bool{"x-amz-signature": true, "x-amz-credential": true,
+	"x-amz-security-token": true, "signature": true, "awsaccesskeyid": true}
+
+// loggableQuery returns a raw query for a log line, the values of credential-bearing
+// parameters replaced by "REDACTED" (an unparsable query is logged as "(malformed)").
+func loggableQuery(raw string) string {
+	q, err := url.ParseQuery(raw)
+	if err != nil {
+		return "(malformed)"
+	}
+	for k := range q {
+		if credentialParams[strings.ToLower(k)] {
+			q[k] = []string{"REDACTED"}
+		}
+	}
+	return q.Encode()
+}
+
+// setIDHeaders makes sure the response carries the request-id and id-2 headers, with
+// the request's id (an error body's RequestId and HostId repeat it), and returns the id.
+// serve sets them when the request arrives, in the request's names; an answer written
+// outside it (the recovery middleware's, after a panic) chooses the names here.
+func (a *API) setIDHeaders(w http.ResponseWriter, r *http.Request) string {
+	id := httpx.RequestIDFrom(r.Context())
+	h := w.Header()
+	if h[amzNames.requestID] == nil && h[objNames.requestID] == nil {
+		a.namesFor(r, r.URL.Query()).setIDs(h, id)
+	}
+	return id
+}
+
+// BusyResponse returns the complete answer to a connection refused because the server
+// is at its connection limits (httpx.ConnLimits.NewRefusal): 503 SlowDown, under a new
+// request id carried by the request-id and id-2 headers (in the configured dialect's
+// names: the request is never read) and the body's RequestId and HostId.
+func (a *API) BusyResponse() []byte {
+	id := httpx.NewRequestID()
+	body := s3xml.MarshalError(string(codeSlowDown), "Please reduce your request rate.", "", id, id)
+	return httpx.RefusalResponse(http.StatusServiceUnavailable, "application/xml", body,
+		[2]string{a.def.requestID, id}, [2]string{a.def.id2, id})
 }
 
 // WriteInternalError answers 500 InternalError (the recovery middleware's answer to a

@@ -23,8 +23,7 @@ const defaultContentType = "application/octet-stream"
 
 // serveObject dispatches the object-level requests on method and sub-resource.
 func (c *call) serveObject() {
-	if sub, ok := c.unsupported(); ok {
-		c.notImplemented("?" + sub)
+	if c.refuseUnserved() {
 		return
 	}
 	if c.has("uploadId") || c.has("uploads") || c.has("partNumber") {

@@ -27,7 +27,6 @@ import (
 	"github.com/cairnkv/cairn/core/modules"
 	"github.com/cairnkv/cairn/core/s3"
 	"github.com/cairnkv/cairn/core/s3api"
-	"github.com/cairnkv/cairn/core/s3api/s3xml"
 	"github.com/cairnkv/cairn/core/stats"
 	"github.com/cairnkv/cairn/core/storage"
 )
@@ -44,6 +43,8 @@ type Server struct {
 	s3      *s3.Service
 	// s3Handler is the object-storage interface with its middleware (nil when not served).
 	s3Handler http.Handler
+	// s3API is the object-storage interface itself (nil when not served).
+	s3API *s3api.API
 
 	kvSrv, s3Srv *http.Server
 	kvLn, s3Ln   *httpx.ConnLimiter
@@ -178,6 +179,7 @@ func (s *Server) openS3(cred Credential) error {
 // newS3API builds the object-storage interface over the service openS3 built.
 func (s *Server) newS3API() {
 	api := s3api.New(s.s3, s3api.Config{DataHost: s.cfg.S3DataHost, Dialect: s.cfg.Dialect, Logger: s.log})
+	s.s3API = api
 	s.s3Handler = httpx.Chain(api.Handler(),
 		httpx.RequestID,
 		httpx.Recover(s.log, api.WriteInternalError),
@@ -233,7 +235,8 @@ func (s *Server) Start() error {
 	s.kvSrv = s.httpServer(s.handler, s.kvLn)
 	s.serveOn(s.kvSrv, s.kvLn)
 	if s3ln != nil {
-		limits.Refusal = httpx.RefusalResponse(http.StatusServiceUnavailable, "application/xml", s3SlowDown)
+		limits.Refusal, limits.NewRefusal = nil, s.s3API.BusyResponse
+		limits.IgnoreUnknownExpect = true // AWS ignores expectations it does not know
 		limits.TLS = s.s3Cert.config()
 		s.s3Ln = httpx.LimitListener(s3ln, limits)
 		s.s3Srv = s.httpServer(s.s3Handler, s.s3Ln)
@@ -248,9 +251,6 @@ func btoi(b bool) int {
 	}
 	return 0
 }
-
-// s3SlowDown is the object-storage interface's answer to a connection over its limits.
-var s3SlowDown = s3xml.MarshalError("SlowDown", "Please reduce your request rate.", "", "")
 
 func (s *Server) httpServer(h http.Handler, ln *httpx.ConnLimiter) *http.Server {
 	return &http.Server{

@@ -189,13 +189,13 @@ func TestMarshalLocationAndError(t *testing.T) {
 	}{
 		{"location", MarshalLocation("eu-west-1"), Header + `<LocationConstraint` + nsAttr + `>eu-west-1</LocationConstraint>`},
 		{"empty location", MarshalLocation(""), Header + `<LocationConstraint` + nsAttr + `></LocationConstraint>`},
-		{"error", MarshalError("NoSuchKey", "The specified key does not exist.", "/bucket/key", "4442587FB7D0A2F9"), Header + lines(
+		{"error", MarshalError("NoSuchKey", "The specified key does not exist.", "/bucket/key", "4442587FB7D0A2F9", "h2"), Header + lines(
 			`<Error><Code>NoSuchKey</Code><Message>The specified key does not exist.</Message>`,
-			`<Resource>/bucket/key</Resource><RequestId>4442587FB7D0A2F9</RequestId></Error>`)},
-		{"error with extras and escaping", MarshalError("InvalidArgument", "a<b & c", "/b/k&", "",
+			`<Resource>/bucket/key</Resource><RequestId>4442587FB7D0A2F9</RequestId><HostId>h2</HostId></Error>`)},
+		{"error with extras and escaping", MarshalError("InvalidArgument", "a<b & c", "/b/k&", "", "",
 			[2]string{"ArgumentName", "x-amz-grant-read"}, [2]string{"ArgumentValue", `id="<x>"`}), Header + lines(
 			`<Error><Code>InvalidArgument</Code><Message>a&lt;b &amp; c</Message>`,
-			`<Resource>/b/k&amp;</Resource><RequestId></RequestId>`,
+			`<Resource>/b/k&amp;</Resource><RequestId></RequestId><HostId></HostId>`,
 			`<ArgumentName>x-amz-grant-read</ArgumentName><ArgumentValue>id="&lt;x&gt;"</ArgumentValue></Error>`)},
 	}
 	for _, tt := range tests {

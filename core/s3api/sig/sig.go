@@ -26,6 +26,13 @@ type Request struct {
 	// HostBucket is the bucket named by the Host header in host-style addressing, "" in
 	// path style.
 	HostBucket string
+	// TransferEncoding is the transfer coding the client sent (r.TransferEncoding):
+	// net/http moves Transfer-Encoding out of the header, and a V4 signature may cover
+	// it (SDKs streaming a body of unknown length sign "transfer-encoding: chunked").
+	TransferEncoding []string
+	// ContentLength is the body length the client declared (r.ContentLength; -1 or 0
+	// when unknown or none), signed as content-length when Header lacks it.
+	ContentLength int64
 }
 
 // Result says who signed a request and how.

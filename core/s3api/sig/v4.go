@@ -7,6 +7,7 @@ import (
 	"errors"
 	"net/url"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -178,14 +179,31 @@ func CanonicalHeadersV4(req *Request, signed []string) string {
 	for _, name := range signed {
 		b.WriteString(name)
 		b.WriteByte(':')
-		if name == "host" {
+		vs, ok := idx[name]
+		switch {
+		case name == "host":
 			b.WriteString(strings.TrimSpace(req.Host))
-		} else {
-			b.WriteString(canonicalHeaderValue(idx[name]))
+		case ok:
+			b.WriteString(canonicalHeaderValue(vs))
+		default:
+			b.WriteString(movedHeaderValue(req, name))
 		}
 		b.WriteByte('\n')
 	}
 	return b.String()
+}
+
+// movedHeaderValue returns the value of a signed header that net/http took out of the
+// header map: Transfer-Encoding (kept in req.TransferEncoding) and Content-Length (in
+// req.ContentLength); "" for any other.
+func movedHeaderValue(req *Request, name string) string {
+	switch {
+	case name == "transfer-encoding":
+		return canonicalHeaderValue(req.TransferEncoding)
+	case name == "content-length" && req.ContentLength > 0:
+		return strconv.FormatInt(req.ContentLength, 10)
+	}
+	return ""
 }
 
 // canonicalHeaderValue trims each value, collapses inner runs of whitespace, and joins

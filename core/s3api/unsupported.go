@@ -1,0 +1,111 @@
+package s3api
+
+import (
+	"net/http"
+	"slices"
+	"strings"
+)
+
+// knownSubResources are the query parameters AWS S3 defines as selecting a bucket or
+// object sub-resource (or an operation on one) rather than the resource itself. A
+// request naming one that Cairn does not serve on its target answers 501
+// NotImplemented, so that a client never mistakes a plain answer (an object's body for
+// "?attributes") for the feature it asked for. Other query parameters are ignored, as
+// AWS ignores them.
+var knownSubResources = []string{"accelerate", "acl", "analytics", "attributes", "cors", "delete",
+	"encryption", "intelligent-tiering", "inventory", "legal-hold", "lifecycle", "location", "logging",
+	"metadataTable", "metrics", "notification", "object-lock", "ownershipControls", "partNumber", "policy",
+	"policyStatus", "publicAccessBlock", "renameObject", "replication", "requestPayment", "restore",
+	"retention", "select", "session", "tagging", "torrent", "uploadId", "uploads", "versionId",
+	"versioning", "versions", "website"}
+
+// servedSubResources are the sub-resources Cairn serves, per target, on at least one
+// method; the dispatchers answer the methods a served sub-resource does not take (405,
+// or 501 for PUT ?versioning). Bucket: GET ?acl ?location ?versioning ?policy
+// ?uploads; PUT ?acl ?policy; DELETE ?policy; POST ?delete. Object: GET ?acl
+// ?uploadId; PUT ?acl, ?partNumber&uploadId; POST ?uploads, ?uploadId; DELETE
+// ?uploadId; ?versionId only as "null" (the one version an unversioned bucket keeps).
+var servedSubResources = map[bool][]string{
+	true:  {"acl", "location", "versioning", "policy", "uploads", "delete"}, // bucket
+	false: {"acl", "uploads", "uploadId", "partNumber", "versionId"},        // object
+}
+
+// unservedSubResource returns the first sub-resource of the request that Cairn does
+// not serve on its target (bucket or object), or "".
+func (c *call) unservedSubResource() string {
+	served := servedSubResources[c.key == ""]
+	for _, s := range knownSubResources {
+		if !c.has(s) {
+			continue
+		}
+		if !slices.Contains(served, s) {
+			return s
+		}
+		if s == "versionId" && c.query.Get(s) != "null" {
+			return s // versions other than the current one
+		}
+	}
+	return ""
+}
+
+// sseHeaders are the server-side encryption headers (after the vendor prefix) that
+// ask the server to encrypt what it stores or to decrypt with a customer's key. Cairn
+// stores objects in clear, so a request carrying one answers 501 NotImplemented rather
+// than letting the client believe its data is encrypted.
+var sseHeaders = []string{"server-side-encryption", "server-side-encryption-aws-kms-key-id",
+	"server-side-encryption-context", "server-side-encryption-bucket-key-enabled"}
+
+// sseCustomerHeaders are the SSE-C headers: a customer-provided key for the object
+// written or read, or for a copy's source.
+var sseCustomerHeaders = []string{"server-side-encryption-customer-algorithm",
+	"server-side-encryption-customer-key", "server-side-encryption-customer-key-MD5",
+	"copy-source-server-side-encryption-customer-algorithm", "copy-source-server-side-encryption-customer-key",
+	"copy-source-server-side-encryption-customer-key-MD5"}
+
+// unservedHeader returns the name, as the request wrote its prefix, of the first
+// encryption header an object request carries that Cairn cannot honour, or "": on
+// writes (PUT, copy, upload part, POST to initiate or complete an upload) every
+// server-side encryption header, on reads (GET, HEAD) the SSE-C ones.
+func (c *call) unservedHeader() string {
+	if c.key == "" {
+		return ""
+	}
+	switch c.r.Method {
+	case http.MethodPut, http.MethodPost:
+		if n := c.presentHeader(sseHeaders); n != "" {
+			return n
+		}
+		return c.presentHeader(sseCustomerHeaders)
+	case http.MethodGet, http.MethodHead:
+		return c.presentHeader(sseCustomerHeaders)
+	}
+	return ""
+}
+
+// presentHeader returns the lower-case name of the first header of names (after the
+// vendor prefix) the request carries under either prefix, even empty, or "".
+func (c *call) presentHeader(names []string) string {
+	for _, n := range names {
+		for _, p := range []string{"x-amz-", "x-obj-"} {
+			if _, ok := c.r.Header[http.CanonicalHeaderKey(p+n)]; ok {
+				return strings.ToLower(p + n)
+			}
+		}
+	}
+	return ""
+}
+
+// refuseUnserved answers 501 NotImplemented, naming the sub-resource or header, when
+// the request asks for a sub-resource or an encryption Cairn does not serve; it
+// reports whether it answered.
+func (c *call) refuseUnserved() bool {
+	if sub := c.unservedSubResource(); sub != "" {
+		c.notImplemented("?" + sub)
+		return true
+	}
+	if h := c.unservedHeader(); h != "" {
+		c.notImplemented(h)
+		return true
+	}
+	return false
+}
