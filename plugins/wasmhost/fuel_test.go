@@ -57,8 +57,11 @@ func TestGuestsDoNotStallTheProcess(t *testing.T) {
 	if worst > 50*time.Millisecond {
 		t.Errorf("a GC pause of %v while guests ran", worst)
 	}
+	// The bound is loose because a -race run of every package shares these CPUs;
+	// a watchdog starved by the guests misses it by far more (the calls run until
+	// their fuel is gone).
 	for i, err := range errs {
-		if callKind(err) != hooks.TimedOut || took[i] < timeout || took[i] > timeout+200*time.Millisecond {
+		if callKind(err) != hooks.TimedOut || took[i] < timeout || took[i] > 2*timeout {
 			t.Errorf("call %d: %v after %v, want a timeout at about %v", i, err, took[i], timeout)
 		}
 	}
