@@ -145,7 +145,8 @@ func (c *collector) collectOne(id []byte) error {
 	}
 	if b := c.s.cfg.Blobs; b != nil {
 		c.s.blobMu.Lock()
-		if c.s.readers[hex.EncodeToString(id)] > 0 {
+		if h := hex.EncodeToString(id); c.s.readers[h] > 0 {
+			c.s.deferred[h] = true // its last reader wakes the collector
 			c.s.blobMu.Unlock()
 			return nil
 		}
