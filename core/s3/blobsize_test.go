@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"fmt"
 	"path/filepath"
-	"sync"
 	"testing"
 
 	"github.com/cairnkv/cairn/core/storage"
@@ -57,61 +56,5 @@ func TestBlobMinSize(t *testing.T) {
 				t.Errorf("after replacing: %+v %v", rep, err)
 			}
 		})
-	}
-}
-
-// TestMD5HashersConcurrent: bodies hashed at the same time (md5-simd) and alone
-// (crypto/md5) get the right sums, and close waits for the last md5-simd hasher.
-func TestMD5HashersConcurrent(t *testing.T) {
-	var m md5Hashers
-	const n = 20
-	datas := make([][]byte, n)
-	for i := range datas {
-		datas[i] = bytes.Repeat([]byte{byte(i)}, 100_000+i*4099)
-	}
-	h, release := m.get() // held: every body below is concurrent with it
-	var wg sync.WaitGroup
-	sums := make([]string, n)
-	for i := range n {
-		wg.Go(func() {
-			h, release := m.get()
-			defer release()
-			for p := datas[i]; len(p) > 0; p = p[min(len(p), 7000):] {
-				h.Write(p[:min(len(p), 7000)])
-			}
-			sums[i] = hex.EncodeToString(h.Sum(nil))
-		})
-	}
-	wg.Wait()
-	for i, d := range datas {
-		if want := md5.Sum(d); sums[i] != hex.EncodeToString(want[:]) {
-			t.Errorf("body %d: %s, want %x", i, sums[i], want)
-		}
-	}
-	if m.srv == nil || m.simd != 0 || m.active != 1 {
-		t.Errorf("after the concurrent bodies: server %v, simd %d, active %d", m.srv != nil, m.simd, m.active)
-	}
-	h2, release2 := m.get() // concurrent with h: md5-simd, still open at close
-	m.close()
-	if m.srv == nil {
-		t.Error("close stopped the server under an open hasher")
-	}
-	h2.Write([]byte("abc"))
-	if got, want := hex.EncodeToString(h2.Sum(nil)), "900150983cd24fb0d6963f7d28e17f72"; got != want {
-		t.Errorf("md5(abc) = %s", got)
-	}
-	release2()
-	if m.srv != nil {
-		t.Error("the server outlived its last hasher after close")
-	}
-	h.Write([]byte("abc"))
-	if got := hex.EncodeToString(h.Sum(nil)); got != "900150983cd24fb0d6963f7d28e17f72" {
-		t.Errorf("md5(abc) alone = %s", got)
-	}
-	release()
-	h3, release3 := m.get()
-	defer release3()
-	if h3.Size() != md5.Size || m.srv != nil {
-		t.Error("a body after close started a server")
 	}
 }

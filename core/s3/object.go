@@ -215,8 +215,7 @@ func (s *Service) writeBlob(ctx context.Context, id []byte, in PutInput) ([]byte
 	if err != nil {
 		return nil, wrapf(err, "write data")
 	}
-	h, release := s.md5.get()
-	defer release()
+	h := md5.New()
 	bp := blobBufs.Get().(*[]byte)
 	defer blobBufs.Put(bp)
 	buf := *bp

@@ -124,9 +124,6 @@ type Service struct {
 	// blobsRemoved counts the blobs the collector has removed (incremented under
 	// blobMu): a reader compares it before and after opening (see tryOpen).
 	blobsRemoved atomic.Int64
-
-	// md5 hands out the ETag hashers of blob bodies.
-	md5 md5Hashers
 }
 
 // New opens the service on db: it queues the chunks of writes a crash interrupted for
@@ -180,7 +177,6 @@ func (s *Service) Close() error {
 		s.gc.close()
 		s.gc = nil
 	}
-	s.md5.close()
 	return nil
 }
 
