@@ -73,8 +73,21 @@ func (c *collector) run() {
 		if err := c.collect(); err != nil {
 			c.s.log.Warn("s3: collect chunks", "err", err)
 		}
+		// Wakes that arrive meanwhile wait for the pause, then make one pass.
+		pause := time.NewTimer(gcPause)
+		select {
+		case <-c.stop:
+			pause.Stop()
+			return
+		case <-pause.C:
+		}
 	}
 }
+
+// gcPause spaces the collector's passes. A pass scans the "g" records, stepping over
+// the deleted ones until a compaction drops them: one pass per commit under a stream of
+// overwrites cost 11% of the CPU of 16 connections PUTting 1 MiB objects.
+const gcPause = 50 * time.Millisecond
 
 // collect works through the "g" records once, in key order, until none is left after
 // the last one it saw or the collector stops. A blob an open object still reads is
