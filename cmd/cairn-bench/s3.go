@@ -307,8 +307,8 @@ func (w s3Workload) raw(host string) RequestFunc {
 	}
 }
 
-// s3BareHandler is the baseline: PUT /bucket/key writes the body to a file of its own in
-// dir (created or truncated), fsyncs it and answers 200; GET serves the file (200,
+// s3BareHandler is the baseline: PUT /bucket/key writes the body to a new file in dir,
+// fsyncs it, renames it to the object's file and answers 200; GET serves the file (200,
 // Content-Type, Content-Length; net/http sends it with sendfile). Requests are not
 // authenticated.
 func s3BareHandler(dir string) http.Handler {
@@ -371,20 +371,28 @@ func bareObjectFile(dir, p string) (string, bool) {
 	return filepath.Join(dir, bucket+"."+key), true
 }
 
+// writeSynced writes body to a new temporary file beside name, fsyncs it and renames it
+// over name: the previous object stays whole until the new one is durable, as in Cairn
+// (which also syncs the directory).
 func writeSynced(name string, body io.Reader) error {
-	f, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+	f, err := os.CreateTemp(filepath.Dir(name), filepath.Base(name)+".tmp-*")
 	if err != nil {
 		return err
 	}
-	if _, err := io.Copy(f, body); err != nil {
-		f.Close()
-		return err
+	_, err = io.Copy(f, body)
+	if err == nil {
+		err = f.Sync()
 	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return err
+	if cerr := f.Close(); err == nil {
+		err = cerr
 	}
-	return f.Close()
+	if err == nil {
+		err = os.Rename(f.Name(), name)
+	}
+	if err != nil {
+		_ = os.Remove(f.Name())
+	}
+	return err
 }
 
 // s3Servers are the phase's two servers.
