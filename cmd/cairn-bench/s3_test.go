@@ -22,7 +22,7 @@ import (
 // object) with tiny sizes and durations: a smoke test of the orchestration.
 func TestS3PhaseTiny(t *testing.T) {
 	args := []string{"--phases", "s3", "--loadgen", "builtin", "--keys", "20", "--conns", "2", "--settle-max", "1ms",
-		"--warmup", "20ms", "--slices", "2", "--s3-duration", "100ms",
+		"--warmup", "20ms", "--slices", "2", "--s3-duration", "400ms",
 		"--s3-small", "1KiB", "--s3-small-conns", "3", "--s3-large", "1536KiB", "--s3-large-conns", "2", "--s3-big", "3MiB",
 		"--s3-multipart", "11MiB", "--s3-part-size", "5MiB", "--s3-part-conns", "2",
 		"--s3-v4-sizes", "300KiB,2MiB", "--s3-v4-conns", "3", "--s3-v4-work", "1MiB", "--s3-v4-reps", "2"}
