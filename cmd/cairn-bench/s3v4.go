@@ -203,13 +203,13 @@ func (b *bench) s3V4Compare(ctx context.Context, s *s3Servers) error {
 	defer bare.client.CloseIdleConnections()
 	defer cairn.client.CloseIdleConnections()
 	for _, size := range b.o.S3V4Sizes {
-		put := newS3V4Load(http.MethodPut, int64(size), conns, int64(b.o.S3V4Work))
+		put := newS3V4Load(http.MethodPut, size, conns, int64(b.o.S3V4Work))
 		// Populate both servers, unmeasured: every key once.
 		warm := put
 		warm.objects = put.keys
 		for _, c := range []*s3V4Client{bare, cairn} {
 			if _, err := warm.run(ctx, c); err != nil {
-				return fmt.Errorf("s3 v4: populate %s: %w", fmtSize(int64(size)), err)
+				return fmt.Errorf("s3 v4: populate %s: %w", fmtSize(size), err)
 			}
 		}
 		get := put
