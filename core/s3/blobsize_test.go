@@ -2,11 +2,13 @@ package s3
 
 import (
 	"bytes"
+	"context"
 	"crypto/md5"
 	"encoding/hex"
 	"fmt"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/cairnkv/cairn/core/storage"
 )
@@ -56,5 +58,65 @@ func TestBlobMinSize(t *testing.T) {
 				t.Errorf("after replacing: %+v %v", rep, err)
 			}
 		})
+	}
+}
+
+// collectorPasses is how many passes the collector has made.
+func collectorPasses(s *Service) int64 {
+	s.gc.mu.Lock()
+	defer s.gc.mu.Unlock()
+	return s.gc.passes
+}
+
+// TestCollectorWakes: reading a blob object does not wake the collector (each pass
+// scans the garbage queue), but closing the last reader of a blob the collector had to
+// skip does, so the blob goes without waiting for the periodic pass.
+func TestCollectorWakes(t *testing.T) {
+	s, _ := newTestServiceBlobs(t, true)
+	alice := mustUser(t, s, "alice")
+	mustBucket(t, s, alice, "wakes", "")
+	put(t, s, alice, "wakes", "k", bytes.Repeat([]byte("a"), 100))
+	waitCollected(t, s)
+	time.Sleep(2 * gcPause)
+	before := collectorPasses(s)
+	for range 20 {
+		read(t, s, alice, "wakes", "k")
+	}
+	time.Sleep(3 * gcPause)
+	if n := collectorPasses(s) - before; n != 0 {
+		t.Fatalf("20 reads made %d collector passes", n)
+	}
+
+	// A reader pins the blob while the object is replaced: the collector skips it.
+	o, err := s.OpenObject(context.Background(), alice, "wakes", "k")
+	if err != nil {
+		t.Fatal(err)
+	}
+	put(t, s, alice, "wakes", "k", bytes.Repeat([]byte("b"), 100))
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		s.blobMu.Lock()
+		deferred := len(s.deferred)
+		s.blobMu.Unlock()
+		if deferred == 1 {
+			break
+		}
+		if time.Now().After(deadline) {
+			o.Close()
+			t.Fatal("the collector did not skip the pinned blob")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	o.Close() // wakes the collector: the periodic pass is a minute away
+	for deadline = time.Now().Add(5 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+		if p, err := s.Pending(); err != nil || !p {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the skipped blob was not collected after its reader closed")
+		}
+	}
+	if _, blobs := s.Collected(); blobs != 1 {
+		t.Fatalf("%d blobs collected, want 1", blobs)
 	}
 }

@@ -23,9 +23,9 @@ type collector struct {
 	stop   chan struct{}
 	done   sync.WaitGroup
 	// collected counts deleted chunk records, blobs removed blob files (for tests and
-	// stats).
-	mu               sync.Mutex // guards collected and blobs
-	collected, blobs int64
+	// stats), passes the passes over the "g" records (for tests).
+	mu                       sync.Mutex // guards collected, blobs and passes
+	collected, blobs, passes int64
 }
 
 func startCollector(s *Service) *collector {
@@ -93,6 +93,9 @@ const gcPause = 50 * time.Millisecond
 // the last one it saw or the collector stops. A blob an open object still reads is
 // skipped; its record stays, and closing the object wakes the collector again.
 func (c *collector) collect() error {
+	c.mu.Lock()
+	c.passes++
+	c.mu.Unlock()
 	prefix := storage.KeyString(storage.TagS3, "g")
 	from := prefix
 	for {
