@@ -119,7 +119,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	o.S3V4Sizes, o.S3V4Work = sizeList{1 << 20, 64 << 20}, 1<<30
 	fs.Var(&o.S3V4Sizes, "s3-v4-sizes", "object sizes of the s3 phase's signature V4 comparison (comma-separated; empty: none)")
 	fs.IntVar(&o.S3V4Conns, "s3-v4-conns", 16, "connections of the s3 phase's signature V4 comparison")
-	fs.Var(&o.S3V4Work, "s3-v4-work", "bytes each server receives or sends per repetition of a V4 case (at least one object per connection)")
+	fs.Var(&o.S3V4Work, "s3-v4-work", "bytes each server receives per repetition of a V4 PUT case, 4 times as much for GETs (at least one object per connection)")
 	fs.IntVar(&o.S3V4Reps, "s3-v4-reps", 3, "repetitions of each V4 case (the median ratio is quoted)")
 	fs.DurationVar(&o.SettleMax, "settle-max", 60*time.Second, "longest wait for LevelDB compactions to finish before a phase")
 	if err := fs.Parse(args); err != nil {

@@ -74,7 +74,7 @@ func TestS3PhaseTiny(t *testing.T) {
 			op   string
 			size int64
 		}{{"PUT", 300 << 10}, {"GET", 300 << 10}, {"PUT", 2 << 20}, {"GET", 2 << 20}}[i]
-		if c.Op != want.op || c.Size != want.size || c.Conns != 3 || c.Objects != max(3, int((1<<20+c.Size-1)/c.Size)) || len(c.Reps) != 2 || c.Ratio <= 0 {
+		if c.Op != want.op || c.Size != want.size || c.Conns != 3 || c.Objects != max(3, int((1<<20+c.Size-1)/c.Size))*map[string]int{"PUT": 1, "GET": s3V4GetFactor}[c.Op] || len(c.Reps) != 2 || c.Ratio <= 0 {
 			t.Errorf("v4 case %d: %+v", i, c)
 		}
 		for _, r := range c.Reps {
