@@ -14,7 +14,9 @@
 //     0.25); it builds its plugins with `go build`;
 //  6. with --phases ...,s3 (not a default phase: `make bench` asks for it), the
 //     object-storage interface: PUT and GET of 4 KiB and 4 MiB objects, Cairn / a bare
-//     net/http server writing each object to a file (ratios, no target), and the peak
+//     net/http server writing each object to a file (ratios, no target); PUT and GET of
+//     1 MiB and 64 MiB objects signed V4 with a hex payload hash from 16 connections,
+//     median Cairn/bare of 3 repetitions (targets: PUT >= 0.5, GET >= 0.8); and the peak
 //     RSS above idle during one streamed 1 GiB upload (target < 64 MiB).
 //
 // A benchmark reports; it never fails: the exit status is non-zero only when the

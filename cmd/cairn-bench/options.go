@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"runtime"
+	"slices"
 	"strings"
 	"time"
 )
@@ -58,6 +59,12 @@ type options struct {
 	S3Multipart, S3PartSize    byteSize
 	S3PartConns                int
 	S3SmallConns, S3LargeConns int
+	// S3V4Sizes are the object sizes of the s3 phase's signature V4 comparison, sent
+	// from S3V4Conns connections, S3V4Work bytes per side and repetition, S3V4Reps times.
+	S3V4Sizes sizeList
+	S3V4Conns int
+	S3V4Work  byteSize
+	S3V4Reps  int
 }
 
 var errHelp = errors.New("help requested")
@@ -109,6 +116,11 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.Var(&o.S3Large, "s3-large", "the s3 phase's large object size")
 	fs.IntVar(&o.S3LargeConns, "s3-large-conns", 4, "connections of the s3 phase's large-object load")
 	fs.Var(&o.S3Big, "s3-big", "size of the s3 phase's one streamed upload whose RSS is measured")
+	o.S3V4Sizes, o.S3V4Work = sizeList{1 << 20, 64 << 20}, 1<<30
+	fs.Var(&o.S3V4Sizes, "s3-v4-sizes", "object sizes of the s3 phase's signature V4 comparison (comma-separated; empty: none)")
+	fs.IntVar(&o.S3V4Conns, "s3-v4-conns", 16, "connections of the s3 phase's signature V4 comparison")
+	fs.Var(&o.S3V4Work, "s3-v4-work", "bytes each server receives per repetition of a V4 PUT case, 4 times as much for GETs (at least one object per connection)")
+	fs.IntVar(&o.S3V4Reps, "s3-v4-reps", 3, "repetitions of each V4 case (the median ratio is quoted)")
 	fs.DurationVar(&o.SettleMax, "settle-max", 60*time.Second, "longest wait for LevelDB compactions to finish before a phase")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -134,6 +146,8 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 			"s3-duration":  func() { o.S3Duration = time.Second },
 			"s3-big":       func() { o.S3Big = 256 << 20 },
 			"s3-multipart": func() { o.S3Multipart = 512 << 20 },
+			"s3-v4-sizes":  func() { o.S3V4Sizes = sizeList{1 << 20, 8 << 20} },
+			"s3-v4-work":   func() { o.S3V4Work = 128 << 20 },
 		}
 		for name, apply := range quick {
 			if !set[name] {
@@ -181,6 +195,10 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 		return o, errors.New("--s3-multipart must not be negative, --s3-part-size at least 5MiB, --s3-part-conns at least 1")
 	case o.S3Small < 1 || o.S3Large < 1 || o.S3Big < 1 || o.S3Small > 1<<30 || o.S3Large > 1<<30:
 		return o, errors.New("--s3-small, --s3-large and --s3-big must be at least 1 byte (the first two at most 1GiB)")
+	case o.S3V4Conns < 1 || o.S3V4Conns > 256 || o.S3V4Reps < 1 || o.S3V4Reps > 99 || o.S3V4Work < 1:
+		return o, errors.New("--s3-v4-conns must be 1-256, --s3-v4-reps 1-99 and --s3-v4-work at least 1 byte")
+	case slices.ContainsFunc(o.S3V4Sizes, func(n int64) bool { return n < 1 || n > 1<<30 }):
+		return o, errors.New("--s3-v4-sizes must be between 1 byte and 1GiB")
 	}
 	return o, nil
 }

@@ -3,7 +3,6 @@ package main
 import (
 	"bufio"
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -114,7 +113,10 @@ func (b *bench) putInProcess(ctx context.Context, n int, req func(i int) *kv.Put
 }
 
 // rssKiB reads this process's resident set size.
-func rssKiB() (int64, error) {
+func rssKiB() (int64, error) { return procStatusKiB("VmRSS:") }
+
+// procStatusKiB reads the field (with its colon) of /proc/self/status, in KiB.
+func procStatusKiB(field string) (int64, error) {
 	f, err := os.Open("/proc/self/status")
 	if err != nil {
 		return 0, err
@@ -122,11 +124,16 @@ func rssKiB() (int64, error) {
 	defer f.Close()
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
-		if v, ok := strings.CutPrefix(sc.Text(), "VmRSS:"); ok {
+		if v, ok := strings.CutPrefix(sc.Text(), field); ok {
 			return strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
 		}
 	}
-	return 0, errors.New("no VmRSS in /proc/self/status")
+	return 0, fmt.Errorf("no %s in /proc/self/status", field)
+}
+
+// resetPeakRSS resets the process's VmHWM to its current RSS (Linux 4.0 and later).
+func resetPeakRSS() error {
+	return os.WriteFile("/proc/self/clear_refs", []byte("5"), 0)
 }
 
 // peakRSS samples the RSS every 5 ms until stop is called, which returns the peak.

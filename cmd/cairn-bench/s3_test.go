@@ -10,6 +10,7 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -21,9 +22,10 @@ import (
 // object) with tiny sizes and durations: a smoke test of the orchestration.
 func TestS3PhaseTiny(t *testing.T) {
 	args := []string{"--phases", "s3", "--loadgen", "builtin", "--keys", "20", "--conns", "2", "--settle-max", "1ms",
-		"--warmup", "20ms", "--slices", "2", "--s3-duration", "100ms",
+		"--warmup", "20ms", "--slices", "2", "--s3-duration", "400ms",
 		"--s3-small", "1KiB", "--s3-small-conns", "3", "--s3-large", "1536KiB", "--s3-large-conns", "2", "--s3-big", "3MiB",
-		"--s3-multipart", "11MiB", "--s3-part-size", "5MiB", "--s3-part-conns", "2"}
+		"--s3-multipart", "11MiB", "--s3-part-size", "5MiB", "--s3-part-conns", "2",
+		"--s3-v4-sizes", "300KiB,2MiB", "--s3-v4-conns", "3", "--s3-v4-work", "1MiB", "--s3-v4-reps", "2"}
 	var stdout, stderr bytes.Buffer
 	if code := run(context.Background(), args, &stdout, &stderr); code != 0 {
 		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, &stdout, &stderr)
@@ -32,7 +34,8 @@ func TestS3PhaseTiny(t *testing.T) {
 	for _, want := range []string{"s3-put-1KiB-cairn", "s3-get-1536KiB-bare", "cairn/bare", "one 3MiB object",
 		"MD5 verified", "RSS above idle during one 3MiB S3 PUT", "targets met:",
 		"one 11MiB multipart upload (3 parts of 5MiB, 2 at a time)", "every part read back verified",
-		"RSS above idle during one 11MiB S3 multipart upload"} {
+		"RSS above idle during one 11MiB S3 multipart upload", "large objects as the AWS SDKs send them",
+		"s3 V4 PUT 300KiB cairn/bare (median of 2)", "s3 V4 GET 2MiB cairn/bare (median of 2)", "VmHWM"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}
@@ -60,6 +63,53 @@ func TestS3PhaseTiny(t *testing.T) {
 	}
 	if g := res.S3.Big; g.Size != 3<<20 || g.Put.Seconds <= 0 || g.Get.Samples < 1 {
 		t.Errorf("big: %+v", g)
+	}
+	// The V4 cases: PUT and GET of each size, 2 repetitions each, both servers measured,
+	// and one ratio per case in the ratios list.
+	if len(res.S3.V4) != 4 || len(res.Ratios) != 4 {
+		t.Fatalf("v4: %+v, ratios %+v", res.S3.V4, res.Ratios)
+	}
+	for i, c := range res.S3.V4 {
+		want := []struct {
+			op   string
+			size int64
+		}{{"PUT", 300 << 10}, {"GET", 300 << 10}, {"PUT", 2 << 20}, {"GET", 2 << 20}}[i]
+		if c.Op != want.op || c.Size != want.size || c.Conns != 3 || c.Objects != max(3, int((1<<20+c.Size-1)/c.Size))*map[string]int{"PUT": 1, "GET": s3V4GetFactor}[c.Op] || len(c.Reps) != 2 || c.Ratio <= 0 {
+			t.Errorf("v4 case %d: %+v", i, c)
+		}
+		for _, r := range c.Reps {
+			if r.CairnMiBs <= 0 || r.BareMiBs <= 0 {
+				t.Errorf("v4 case %d: rep %+v", i, r)
+			}
+		}
+	}
+}
+
+func TestMedianRatio(t *testing.T) {
+	for _, c := range []struct {
+		in   []float64
+		want float64
+	}{{nil, 0}, {[]float64{0.4}, 0.4}, {[]float64{0.9, 0.1, 0.5}, 0.5}, {[]float64{0.2, 0.8, 0.4, 0.6}, 0.5}} {
+		var reps []s3Rep
+		for _, v := range c.in {
+			reps = append(reps, s3Rep{Ratio: v})
+		}
+		if got := medianRatio(reps); got < c.want-1e-9 || got > c.want+1e-9 {
+			t.Errorf("medianRatio(%v) = %v, want %v", c.in, got, c.want)
+		}
+	}
+}
+
+func TestSizeList(t *testing.T) {
+	var l sizeList
+	if err := l.Set("1MiB, 64MiB,,4096"); err != nil || len(l) != 3 || l[0] != 1<<20 || l[1] != 64<<20 || l[2] != 4096 || l.String() != "1MiB,64MiB,4KiB" {
+		t.Fatalf("%v %v", l, err)
+	}
+	if err := l.Set(""); err != nil || len(l) != 0 {
+		t.Fatalf("empty: %v %v", l, err)
+	}
+	if err := l.Set("1MiB,x"); err == nil {
+		t.Fatal("a bad size was accepted")
 	}
 }
 
@@ -144,7 +194,8 @@ func TestS3WorkloadSigned(t *testing.T) {
 }
 
 func TestS3BareHandler(t *testing.T) {
-	srv := httptest.NewServer(s3BareHandler(t.TempDir()))
+	dir := t.TempDir()
+	srv := httptest.NewServer(s3BareHandler(dir))
 	defer srv.Close()
 	do := func(method, path, body string) (int, string) {
 		t.Helper()
@@ -163,7 +214,7 @@ func TestS3BareHandler(t *testing.T) {
 	if code, _ := do(http.MethodGet, "/b/k1", ""); code != http.StatusNotFound {
 		t.Errorf("GET of an absent object: %d", code)
 	}
-	for _, body := range []string{"first version", "v2"} { // the second truncates the first
+	for _, body := range []string{"first version", "v2"} { // the second replaces the first
 		if code, _ := do(http.MethodPut, "/b/k1", body); code != http.StatusOK {
 			t.Fatalf("PUT: %d", code)
 		}
@@ -178,6 +229,10 @@ func TestS3BareHandler(t *testing.T) {
 	}
 	if code, _ := do(http.MethodDelete, "/b/k1", ""); code != http.StatusMethodNotAllowed {
 		t.Errorf("DELETE: %d", code)
+	}
+	// Each PUT wrote a temporary file and renamed it: none is left.
+	if names, _ := filepath.Glob(filepath.Join(dir, "*")); len(names) != 1 || filepath.Base(names[0]) != "b.k1" {
+		t.Errorf("files left: %v", names)
 	}
 }
 

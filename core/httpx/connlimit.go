@@ -92,6 +92,17 @@ type trackedConn struct {
 	all, mine *list.Element
 }
 
+// ReadFrom hands the copy to the wrapped connection when it can do it itself (a TCP
+// connection sends a file with sendfile(2)): net/http's response writer looks for an
+// io.ReaderFrom on the connection, and embedding net.Conn would hide it, so every GET
+// of a blob went through user-space buffers.
+func (c *trackedConn) ReadFrom(r io.Reader) (int64, error) {
+	if rf, ok := c.Conn.(io.ReaderFrom); ok {
+		return rf.ReadFrom(r)
+	}
+	return io.Copy(struct{ io.Writer }{c.Conn}, r)
+}
+
 // LimitListener returns ln limited by lim.
 func LimitListener(ln net.Listener, lim ConnLimits) *ConnLimiter {
 	return &ConnLimiter{Listener: ln, lim: lim, byIP: map[string]*ipConns{}, refusing: map[net.Conn]struct{}{}}

@@ -23,9 +23,9 @@ type collector struct {
 	stop   chan struct{}
 	done   sync.WaitGroup
 	// collected counts deleted chunk records, blobs removed blob files (for tests and
-	// stats).
-	mu               sync.Mutex // guards collected and blobs
-	collected, blobs int64
+	// stats), passes the passes over the "g" records (for tests).
+	mu                       sync.Mutex // guards collected, blobs and passes
+	collected, blobs, passes int64
 }
 
 func startCollector(s *Service) *collector {
@@ -76,13 +76,29 @@ func (c *collector) run() {
 		if err := c.collect(); err != nil {
 			c.s.log.Warn("s3: collect chunks", "err", err)
 		}
+		// Wakes that arrive meanwhile wait for the pause, then make one pass.
+		pause := time.NewTimer(gcPause)
+		select {
+		case <-c.stop:
+			pause.Stop()
+			return
+		case <-pause.C:
+		}
 	}
 }
+
+// gcPause spaces the collector's passes. A pass scans the "g" records, stepping over
+// the deleted ones until a compaction drops them: one pass per commit under a stream of
+// overwrites cost 11% of the CPU of 16 connections PUTting 1 MiB objects.
+const gcPause = 50 * time.Millisecond
 
 // collect works through the "g" records once, in key order, until none is left after
 // the last one it saw or the collector stops. A blob an open object still reads is
 // skipped; its record stays, and closing the object wakes the collector again.
 func (c *collector) collect() error {
+	c.mu.Lock()
+	c.passes++
+	c.mu.Unlock()
 	prefix := storage.KeyString(storage.TagS3, "g")
 	from := prefix
 	for {
@@ -148,7 +164,8 @@ func (c *collector) collectOne(id []byte) error {
 	}
 	if b := c.s.cfg.Blobs; b != nil {
 		c.s.blobMu.Lock()
-		if c.s.readers[hex.EncodeToString(id)] > 0 {
+		if h := hex.EncodeToString(id); c.s.readers[h] > 0 {
+			c.s.deferred[h] = true // its last reader wakes the collector
 			c.s.blobMu.Unlock()
 			return nil
 		}

@@ -155,15 +155,15 @@ func newObjectACL(in PutInput, owner Owner, b *Bucket) (ACL, error) {
 }
 
 // storeData stores a body under a fresh chunk id and returns where it is and its MD5.
-// Data of one chunk or less is put into commit (the caller's batch); a larger body is
-// written now, as a blob (or chunk records without a blob store), owned meanwhile by a
-// "w" record that commit deletes. On failure nothing is left behind but collection work.
+// Data of one chunk or less under the blob size is put into commit (the caller's batch);
+// a larger body is written now, as a blob (or chunk records without a blob store), owned
+// meanwhile by a "w" record that commit deletes. On failure nothing is left behind but collection work.
 func (s *Service) storeData(ctx context.Context, in PutInput, commit *storage.Batch, rec writeRecord) (Extent, []byte, error) {
 	id := make([]byte, 16)
 	_, _ = rand.Read(id)
 	ext := Extent{ID: hex.EncodeToString(id), Size: in.Size, ChunkSize: s.cfg.ChunkSize}
-	multi := in.Size > int64(s.cfg.ChunkSize)
-	ext.Blob = multi && s.cfg.Blobs != nil
+	ext.Blob = s.cfg.Blobs != nil && in.Size >= s.cfg.BlobMinSize
+	multi := ext.Blob || in.Size > int64(s.cfg.ChunkSize)
 	if multi {
 		// Synced: a blob or chunks must never exist without a record that owns them.
 		rec.Started = time.Now().UTC()
@@ -192,7 +192,7 @@ func (s *Service) storeData(ctx context.Context, in PutInput, commit *storage.Ba
 // abandonExtent queues the data of a stored extent whose commit failed (data of one
 // chunk was in the failed batch and is gone with it).
 func (s *Service) abandonExtent(e Extent, size int64) {
-	if size <= int64(s.cfg.ChunkSize) {
+	if !e.Blob && size <= int64(s.cfg.ChunkSize) {
 		return
 	}
 	if id, err := hex.DecodeString(e.ID); err == nil {
@@ -200,16 +200,24 @@ func (s *Service) abandonExtent(e Extent, size int64) {
 	}
 }
 
-// writeBlob reads the body into a new blob, a chunk at a time, and syncs it. It returns
-// the MD5.
+// blobWriteSize is the piece in which a blob is read from the body and written: on the
+// development VMs, 16 writers appending to new files spent 4-6x the CPU in the kernel
+// with 1 MiB write(2)s as with 64 KiB ones (docs/benchmarks.md, "Large objects").
+const blobWriteSize = 64 << 10
+
+// blobBufs recycles blob write buffers (blobWriteSize bytes).
+var blobBufs = sync.Pool{New: func() any { b := make([]byte, blobWriteSize); return &b }}
+
+// writeBlob reads the body into a new blob, blobWriteSize bytes at a time, and syncs
+// it. It returns the MD5.
 func (s *Service) writeBlob(ctx context.Context, id []byte, in PutInput) ([]byte, error) {
 	w, err := s.cfg.Blobs.Create(id)
 	if err != nil {
 		return nil, wrapf(err, "write data")
 	}
 	h := md5.New()
-	bp := s.chunkBuf()
-	defer chunkBufs.Put(bp)
+	bp := blobBufs.Get().(*[]byte)
+	defer blobBufs.Put(bp)
 	buf := *bp
 	for left := in.Size; left > 0; {
 		if err := ctx.Err(); err != nil {
@@ -502,7 +510,12 @@ func (o *Object) Close() {
 		for _, id := range o.pinned {
 			if o.s.readers[id]--; o.s.readers[id] <= 0 {
 				delete(o.s.readers, id)
-				wake = true
+				// Only a blob the collector skipped needs it again: waking it
+				// after every read would rescan the garbage queue per GET.
+				if o.s.deferred[id] {
+					delete(o.s.deferred, id)
+					wake = true
+				}
 			}
 		}
 		o.s.blobMu.Unlock()

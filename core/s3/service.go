@@ -18,9 +18,10 @@
 //	"g"  chunk id           → chunks to collect ("")
 //	TagChunk: chunk id, 8-byte chunk number → data
 //
-// With Config.Blobs, an object larger than one chunk keeps its data in one blob file
-// named by its chunk id instead of chunk records: written in chunk-sized pieces, synced
-// before the manifest switches to it, removed by the collector like chunks.
+// With Config.Blobs, an object of Config.BlobMinSize bytes or more (and any object larger
+// than one chunk) keeps its data in one blob file named by its chunk id instead of chunk
+// records: synced before the manifest switches to it, removed by the collector like
+// chunks.
 //
 // A PUT writes its chunks under a fresh chunk id, then switches the object's manifest to
 // it in one synced batch that also queues the previous version's chunks for collection.
@@ -47,6 +48,9 @@ const (
 	DefaultMaxObjectSize = 5 << 30
 	DefaultMaxBuckets    = 100
 	DefaultUploadTTL     = 7 * 24 * time.Hour
+	// DefaultBlobMinSize is Config.BlobMinSize's default: objects from 256 KiB go to
+	// blob files (see docs/rationale.md, "Objects from 256 KiB are blob files").
+	DefaultBlobMinSize = 256 << 10
 	// MaxKeyLength is the longest object key, in bytes.
 	MaxKeyLength = 1024
 	// MaxMetaSize bounds the user metadata of an object (names plus values), in bytes.
@@ -73,6 +77,10 @@ type Config struct {
 	// version (written in ChunkSize pieces); without it every chunk is a DB record.
 	Blobs  *storage.Blobs
 	Logger *slog.Logger
+	// BlobMinSize is the size from which, with Blobs, an object's data is a blob file
+	// rather than DB records (0: DefaultBlobMinSize). Objects larger than one chunk are
+	// blobs whatever it says.
+	BlobMinSize int64
 }
 
 // Service is the object-storage service. It is safe for concurrent use.
@@ -105,11 +113,14 @@ type Service struct {
 
 	gc *collector
 
-	// blobMu guards readers, the count of open Objects per blob id (hex). Opening an
-	// object pins its manifest's blobs under it; the collector removes only unpinned
-	// blobs, under it. Objects without blobs never take it.
-	blobMu  sync.Mutex
-	readers map[string]int
+	// blobMu guards readers, the count of open Objects per blob id (hex), and
+	// deferred, the pinned blobs the collector skipped. Opening an object pins its
+	// manifest's blobs under it; the collector removes only unpinned blobs, under it,
+	// and the last reader of a deferred blob wakes it. Objects without blobs never
+	// take it.
+	blobMu   sync.Mutex
+	readers  map[string]int
+	deferred map[string]bool
 	// blobsRemoved counts the blobs the collector has removed (incremented under
 	// blobMu): a reader compares it before and after opening (see tryOpen).
 	blobsRemoved atomic.Int64
@@ -124,6 +135,10 @@ func New(db *storage.DB, cfg Config) (*Service, error) {
 	if cfg.MaxObjectSize <= 0 {
 		cfg.MaxObjectSize = DefaultMaxObjectSize
 	}
+	if cfg.BlobMinSize <= 0 {
+		cfg.BlobMinSize = DefaultBlobMinSize
+	}
+	cfg.BlobMinSize = min(cfg.BlobMinSize, int64(cfg.ChunkSize)+1)
 	if cfg.MaxBuckets <= 0 {
 		cfg.MaxBuckets = DefaultMaxBuckets
 	}
@@ -140,7 +155,7 @@ func New(db *storage.DB, cfg Config) (*Service, error) {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
 	s := &Service{db: db, cfg: cfg, log: cfg.Logger, bucketCache: map[string]*Bucket{}, seed: maphash.MakeSeed(),
-		readers: map[string]int{}}
+		readers: map[string]int{}, deferred: map[string]bool{}}
 	s.users.init()
 	n, err := s.recoverWrites()
 	switch {
