@@ -2,6 +2,7 @@ package httpx
 
 import (
 	"bytes"
+	"fmt"
 	"io"
 	"net"
 	"os"
@@ -11,13 +12,34 @@ import (
 
 // TestTrackedConnReadFrom: a limited listener's connections keep the TCP connection's
 // io.ReaderFrom (net/http sends files with it, by sendfile), and copy whatever it is
-// given; a connection without one still copies.
+// given, with or without the Expect filter (the S3 listener's); a connection without
+// one still copies.
 func TestTrackedConnReadFrom(t *testing.T) {
+	for _, lim := range []ConnLimits{{Max: 4}, {Max: 4, IgnoreUnknownExpect: true}} {
+		t.Run(fmt.Sprintf("expect-filter=%v", lim.IgnoreUnknownExpect), func(t *testing.T) { testReadFrom(t, lim) })
+	}
+	// A wrapped connection that is no io.ReaderFrom (as a TLS one) falls back to copying.
+	for _, wrap := range []func(net.Conn) io.ReaderFrom{
+		func(c net.Conn) io.ReaderFrom { return &trackedConn{Conn: c} },
+		func(c net.Conn) io.ReaderFrom { return newExpectFilter(c) },
+	} {
+		a, b := net.Pipe()
+		go func() { _, _ = wrap(a).ReadFrom(bytes.NewReader([]byte("piped"))) }()
+		buf := make([]byte, 5)
+		if _, err := io.ReadFull(b, buf); err != nil || string(buf) != "piped" {
+			t.Fatalf("piped read %q, %v", buf, err)
+		}
+		a.Close()
+		b.Close()
+	}
+}
+
+func testReadFrom(t *testing.T, lim ConnLimits) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	l := LimitListener(ln, ConnLimits{Max: 4})
+	l := LimitListener(ln, lim)
 	defer l.Close()
 	client, err := net.Dial("tcp", ln.Addr().String())
 	if err != nil {
@@ -58,14 +80,4 @@ func TestTrackedConnReadFrom(t *testing.T) {
 		t.Fatalf("the client read %d bytes, want %d", len(b), len(data)+3)
 	}
 
-	// A wrapped connection that is no io.ReaderFrom (as a TLS one) falls back to copying.
-	a, b := net.Pipe()
-	defer a.Close()
-	defer b.Close()
-	tc := &trackedConn{Conn: a}
-	go func() { _, _ = tc.ReadFrom(bytes.NewReader([]byte("piped"))) }()
-	buf := make([]byte, 5)
-	if _, err := io.ReadFull(b, buf); err != nil || string(buf) != "piped" {
-		t.Fatalf("piped read %q, %v", buf, err)
-	}
 }
