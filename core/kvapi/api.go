@@ -1,6 +1,7 @@
 // Package kvapi serves Cairn's key-value HTTP interface: the old (/store, /riak) and new
 // (/buckets, /types/T/buckets) URL forms over core/kv. Handlers parse a request into core
-// types, call the service, and write the answer; every error goes through writeError.
+// types, call the service, and write the answer; a handler returns its errors, and the
+// route adapter hands them to writeError, the one place an error becomes a response.
 package kvapi
 
 import (
@@ -121,7 +122,9 @@ func dialectIndex(d wire.Dialect) int {
 type resource struct {
 	name    string
 	methods []string
-	handle  func(w http.ResponseWriter, r *http.Request, l loc)
+	// handle serves a request: it writes a success itself and returns any error for
+	// writeError; once it has begun its answer it returns nil.
+	handle func(w http.ResponseWriter, r *http.Request, l loc) error
 	// guard is what the resource's requests need under access control (auth.go).
 	guard guard
 }
@@ -131,7 +134,7 @@ type resource struct {
 func (a *API) Handler() http.Handler {
 	r := mux.NewRouter().UseEncodedPath().SkipClean(true)
 	r.NotFoundHandler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		writeStatusPage(w, r, http.StatusNotFound)
+		a.writeError(w, r, errNotFound)
 	})
 	r.MethodNotAllowedHandler = r.NotFoundHandler
 	r.Use(httpx.RouteName)
@@ -225,12 +228,11 @@ func (a *API) route(r *mux.Router, res resource, api wire.API, path string, guar
 	tmpl := parseTemplate(path)
 	h := func(w http.ResponseWriter, req *http.Request) {
 		if !allowed(knownMethods, req.Method) {
-			writeStatusPage(w, req, http.StatusNotImplemented)
+			a.writeError(w, req, statusError(http.StatusNotImplemented, ""))
 			return
 		}
 		if !allowed(res.methods, req.Method) {
-			w.Header().Set("Allow", allow)
-			writeStatusPage(w, req, http.StatusMethodNotAllowed)
+			a.writeError(w, req, statusError(http.StatusMethodNotAllowed, "", [2]string{"Allow", allow}))
 			return
 		}
 		l := loc{api: api, typ: core.DefaultType, d: wire.RequestDialect(req.URL.EscapedPath(), req.Header, a.d)}
@@ -251,12 +253,16 @@ func (a *API) route(r *mux.Router, res resource, api wire.API, path string, guar
 			}
 		}
 		if a.cfg.RequireAuth && !res.guard.open {
-			var ok bool
-			if req, ok = a.authorize(w, req, res.guard, l); !ok {
+			authed, err := a.authorize(req, res.guard, l)
+			if err != nil {
+				a.writeError(w, req, err)
 				return
 			}
+			req = authed
 		}
-		res.handle(w, req, l)
+		if err := res.handle(w, req, l); err != nil {
+			a.writeError(w, req, err)
+		}
 	}
 	if a.hot == nil {
 		a.hot = &hotRoute{name: res.name, tmpl: tmpl, handle: h}

@@ -3,6 +3,7 @@ package kvapi
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 
 	"github.com/cairnkv/cairn/core"
@@ -86,55 +87,39 @@ func principalFrom(ctx context.Context) *security.Principal {
 }
 
 // authorize runs access control for a request to a resource with guard g at l. It
-// returns the request to serve, carrying the caller, or false after answering.
-func (a *API) authorize(w http.ResponseWriter, r *http.Request, g guard, l loc) (*http.Request, bool) {
+// returns the request to serve, carrying the caller, or the error to answer: 426 over
+// plain HTTP, 401 with a challenge without valid credentials, 403 for a refusal.
+func (a *API) authorize(r *http.Request, g guard, l loc) (*http.Request, error) {
 	if r.TLS == nil && !a.cfg.AllowInsecure {
-		writeText(w, http.StatusUpgradeRequired, "Security is enabled and "+product(l.d)+
+		return nil, statusError(http.StatusUpgradeRequired, "Security is enabled and "+product(l.d)+
 			" does not accept credentials over HTTP. Try HTTPS instead.")
-		return nil, false
 	}
 	id, secret, ok := r.BasicAuth()
 	if !ok {
-		a.challenge(w, r, l.d)
-		return nil, false
+		return nil, challenge(l.d)
 	}
 	p, err := a.cfg.Guard.Authenticate(r.Context(), id, secret)
 	if errors.Is(err, security.ErrUnauthenticated) {
-		a.challenge(w, r, l.d)
-		return nil, false
+		return nil, challenge(l.d)
 	}
 	if err != nil {
-		a.writeError(w, r, err)
-		return nil, false
+		return nil, fmt.Errorf("kvapi: authenticate %q: %w", id, err)
 	}
 	ctx := context.WithValue(core.WithClient(r.Context(), p.KeyID), principalKey{}, p)
 	r = r.WithContext(ctx)
 	if g.self {
-		return r, true
+		return r, nil
 	}
 	perm, sc := g.need(r.Method, l)
 	if err := p.Check(ctx, perm, sc); err != nil {
-		a.writeDenied(w, r, err)
-		return nil, false
+		return nil, err // a *security.DeniedError is 403 with Riak's text
 	}
-	return r, true
+	return r, nil
 }
 
-// challenge answers 401 with a Basic challenge in the realm Riak names (in dialect d).
-func (a *API) challenge(w http.ResponseWriter, r *http.Request, d wire.Dialect) {
-	w.Header().Set("WWW-Authenticate", `Basic realm="`+product(d)+`"`)
-	writeStatusPage(w, r, http.StatusUnauthorized)
-}
-
-// writeDenied answers a failed permission check: 403 with Riak's text for a refusal,
-// the internal-error page for a failure to read the grants.
-func (a *API) writeDenied(w http.ResponseWriter, r *http.Request, err error) {
-	var denied *security.DeniedError
-	if errors.As(err, &denied) {
-		writeText(w, http.StatusForbidden, denied.Error())
-		return
-	}
-	a.writeError(w, r, err)
+// challenge is 401 with a Basic challenge in the realm Riak names (in dialect d).
+func challenge(d wire.Dialect) error {
+	return statusError(http.StatusUnauthorized, "", [2]string{"Www-Authenticate", `Basic realm="` + product(d) + `"`})
 }
 
 // product is the name access control's answers give the server: Riak's own in the riak

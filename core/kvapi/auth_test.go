@@ -285,9 +285,9 @@ func TestAuthorizeSetsClient(t *testing.T) {
 	r := httptest.NewRequest("GET", "/buckets/b/keys/k", nil)
 	r = r.WithContext(core.WithClient(r.Context(), "192.0.2.1")) // set earlier, by IP
 	r.SetBasicAuth("ADMIN", "admin-secret")
-	r2, ok := api.authorize(httptest.NewRecorder(), r, objectGuard, loc{typ: "default", bucket: "b", key: "k"})
-	if !ok {
-		t.Fatal("refused")
+	r2, err := api.authorize(r, objectGuard, loc{typ: "default", bucket: "b", key: "k"})
+	if err != nil {
+		t.Fatalf("refused: %v", err)
 	}
 	if got := core.ClientFrom(r2.Context()); got != "ADMIN" {
 		t.Errorf("client identity %q, want the key id", got)

@@ -30,10 +30,10 @@ type produceFunc func(emit func(piece []byte) error) error
 // whole body in memory: the body is buffered up to bufferedBodyLimit; past that, the
 // first pass only counts bytes and a second pass writes them. A listing of a million
 // keys therefore costs two snapshot iterations and constant memory. An error before
-// anything is written goes through writeError; an error or a length mismatch after the
+// anything is written is returned, for writeError; an error or a length mismatch after the
 // headers are sent cuts the response short, so the client sees a truncated body rather
 // than a wrong one.
-func (a *API) writeProduced(w http.ResponseWriter, r *http.Request, status int, contentType string, produce produceFunc) {
+func (a *API) writeProduced(w http.ResponseWriter, r *http.Request, status int, contentType string, produce produceFunc) error {
 	buf := bodyBufs.Get().(*bytes.Buffer)
 	buf.Reset()
 	defer bodyBufs.Put(buf)
@@ -53,19 +53,18 @@ func (a *API) writeProduced(w http.ResponseWriter, r *http.Request, status int, 
 		return nil
 	})
 	if err != nil {
-		a.writeError(w, r, err)
-		return
+		return err
 	}
 	if !overflow {
 		_ = httpx.WriteFull(w, status, contentType, buf.Bytes()) // a failed write means the client left
-		return
+		return nil
 	}
 	h := w.Header()
 	h.Set("Content-Type", contentType)
 	h.Set("Content-Length", strconv.FormatInt(total, 10))
 	w.WriteHeader(status)
 	if r.Method == http.MethodHead {
-		return
+		return nil
 	}
 	var sent int64
 	// Pieces are gathered into writes of about 64 KiB.
@@ -100,4 +99,5 @@ func (a *API) writeProduced(w http.ResponseWriter, r *http.Request, status int, 
 		// client sees a short body instead of a silently wrong one.
 		panic(http.ErrAbortHandler)
 	}
+	return nil
 }

@@ -46,11 +46,12 @@ func TestWriteProduced(t *testing.T) {
 
 	t.Run("error before the headers", func(t *testing.T) {
 		rec := httptest.NewRecorder()
-		a.writeProduced(rec, httptest.NewRequest("GET", "/", nil), http.StatusOK, "application/json", func(emit func([]byte) error) error {
-			return badRequest("nope\n")
+		want := badRequest("nope\n")
+		err := a.writeProduced(rec, httptest.NewRequest("GET", "/", nil), http.StatusOK, "application/json", func(emit func([]byte) error) error {
+			return want
 		})
-		if rec.Code != 400 || rec.Body.String() != "nope\n" {
-			t.Errorf("got %d %q", rec.Code, rec.Body)
+		if err != want || rec.Body.Len() != 0 || len(rec.Header()) != 0 {
+			t.Errorf("got %v, %d header fields and %q written; want the error returned and nothing written", err, len(rec.Header()), rec.Body)
 		}
 	})
 

@@ -24,83 +24,74 @@ var counterOffers = []string{"text/plain"}
 // POST adds the body's integer, GET answers the value. kv.CounterAdd documents the
 // counter's semantics and stored form.
 func (a *API) counterResource() resource {
-	return resource{name: "kv_wm_counter", methods: []string{"GET", "POST"}, guard: objectGuard, handle: func(w http.ResponseWriter, r *http.Request, l loc) {
+	return resource{name: "kv_wm_counter", methods: []string{"GET", "POST"}, guard: objectGuard, handle: func(w http.ResponseWriter, r *http.Request, l loc) error {
 		if r.Method == http.MethodPost {
-			a.postCounter(w, r, l)
-			return
+			return a.postCounter(w, r, l)
 		}
-		a.getCounter(w, r, l)
+		return a.getCounter(w, r, l)
 	}}
 }
 
 // getCounter answers the counter's value, checking as the reference does: parameters
 // (400), then the fetch (404 for a missing or deleted counter), then Accept (406).
-func (a *API) getCounter(w http.ResponseWriter, r *http.Request, l loc) {
+func (a *API) getCounter(w http.ResponseWriter, r *http.Request, l loc) error {
 	p, err := parseParams(query(r))
 	if err != nil {
-		a.writeError(w, r, err)
-		return
+		return err
 	}
 	ctx, cancel := p.context(r.Context())
 	defer cancel()
 	v, err := a.kv.CounterValue(ctx, l.bucket, l.key, kv.GetOptions{R: p.r, PR: p.pr})
 	if err != nil {
-		a.writeError(w, r, err)
-		return
+		return err
 	}
 	if _, ok := wire.Negotiate(r.Header.Get("Accept"), counterOffers); !ok {
-		writeStatusPage(w, r, http.StatusNotAcceptable)
-		return
+		return errNotAcceptable
 	}
-	_ = httpx.WriteFull(w, http.StatusOK, "text/plain", strconv.AppendInt(nil, v, 10))
+	_ = httpx.WriteFull(w, http.StatusOK, "text/plain", strconv.AppendInt(nil, v, 10)) // a failed write means the client left
+	return nil
 }
 
 // postCounter applies an update, checking as the reference does: the body (400 page),
 // parameters (400), Accept (406), then the update itself (409 without allow_mult, 400
 // for a quorum above n_val). It answers 204, or 200 with the new value when asked with
 // returnvalue=true.
-func (a *API) postCounter(w http.ResponseWriter, r *http.Request, l loc) {
+func (a *API) postCounter(w http.ResponseWriter, r *http.Request, l loc) error {
 	body, err := readBody(w, r, counterBodyLimit)
 	if err != nil {
 		if httpx.IsTooLarge(err) {
-			writeStatusPage(w, r, http.StatusBadRequest) // no integer is that long
-			return
+			return errBadRequest // no integer is that long
 		}
-		a.writeError(w, r, err)
-		return
+		return err
 	}
 	delta, err := parseCounterDelta(body)
 	if err != nil {
 		if errors.Is(err, strconv.ErrRange) {
-			writeText(w, http.StatusBadRequest, "Counter increment out of range: "+string(bytes.TrimSpace(body))+
+			return badRequest("Counter increment out of range: " + string(bytes.TrimSpace(body)) +
 				" does not fit in a signed 64-bit integer\n")
-			return
 		}
-		writeStatusPage(w, r, http.StatusBadRequest)
-		return
+		return errBadRequest
 	}
 	q := query(r)
 	p, err := parseParams(q)
 	if err != nil {
-		a.writeError(w, r, err)
-		return
+		return err
 	}
 	if _, ok := wire.Negotiate(r.Header.Get("Accept"), counterOffers); !ok {
-		writeStatusPage(w, r, http.StatusNotAcceptable)
-		return
+		return errNotAcceptable
 	}
 	ctx, cancel := p.context(r.Context())
 	defer cancel()
 	v, err := a.kv.CounterAdd(ctx, l.bucket, l.key, delta, kv.PutOptions{W: p.w, DW: p.dw, PW: p.pw})
 	if err != nil {
-		a.writeError(w, r, err)
-		return
+		return err
 	}
 	if q.Get("returnvalue") != "true" {
 		writeEmpty(w, http.StatusNoContent, "text/plain")
-		return
+		return nil
 	}
-	_ = httpx.WriteFull(w, http.StatusOK, "text/plain", strconv.AppendInt(nil, v, 10))
+	_ = httpx.WriteFull(w, http.StatusOK, "text/plain", strconv.AppendInt(nil, v, 10)) // a failed write means the client left
+	return nil
 }
 
 // parseCounterDelta reads a counter update's body: a decimal integer with an optional
@@ -126,17 +117,15 @@ func parseCounterDelta(body []byte) (int64, error) {
 // bucket-type data types (counter, set, map, hll), so for any other existing type it
 // says so with 501; an unknown type is 404 as for objects.
 func (a *API) datatypeResource() resource {
-	return resource{name: "kv_wm_crdt", methods: []string{"HEAD", "GET", "POST"}, guard: objectGuard, handle: func(w http.ResponseWriter, r *http.Request, l loc) {
+	return resource{name: "kv_wm_crdt", methods: []string{"HEAD", "GET", "POST"}, guard: objectGuard, handle: func(_ http.ResponseWriter, r *http.Request, l loc) error {
 		if l.typ == core.DefaultType {
-			w.Header()["Location"] = []string{"/buckets/" + wire.QuotePlus(l.bucket) + "/counters/" + wire.QuotePlus(l.key)}
-			writeText(w, http.StatusMovedPermanently, "Counters in the default bucket-type should use the legacy URL\n")
-			return
+			return statusError(http.StatusMovedPermanently, "Counters in the default bucket-type should use the legacy URL\n",
+				[2]string{"Location", "/buckets/" + wire.QuotePlus(l.bucket) + "/counters/" + wire.QuotePlus(l.key)})
 		}
 		if _, err := a.kv.TypeProps(r.Context(), l.typ); err != nil {
-			a.writeError(w, r, err)
-			return
+			return err
 		}
-		writeText(w, http.StatusNotImplemented, "Data types in bucket types are not supported: "+
+		return statusError(http.StatusNotImplemented, "Data types in bucket types are not supported: "+
 			"this server does not implement /types/"+wire.QuotePlus(l.typ)+"/buckets/B/datatypes/K "+
 			"(counter, set, map, hll); 1.4-style counters are served in the default type at /buckets/B/counters/K\n")
 	}}

@@ -3,6 +3,7 @@ package kvapi
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"html"
 	"net/http"
 
@@ -10,22 +11,21 @@ import (
 )
 
 func (a *API) pingResource() resource {
-	return resource{name: "kv_wm_ping", methods: []string{"HEAD", "GET"}, guard: openGuard, handle: func(w http.ResponseWriter, r *http.Request, _ loc) {
+	return resource{name: "kv_wm_ping", methods: []string{"HEAD", "GET"}, guard: openGuard, handle: func(w http.ResponseWriter, r *http.Request, _ loc) error {
 		a.writeBody(w, r, http.StatusOK, "text/html", []byte("OK"))
+		return nil
 	}}
 }
 
 // statsResource serves /stats: compact JSON, or the same pretty-printed as text/plain.
 func (a *API) statsResource() resource {
-	return resource{name: "kv_wm_stats", methods: []string{"HEAD", "GET"}, guard: openGuard, handle: func(w http.ResponseWriter, r *http.Request, l loc) {
+	return resource{name: "kv_wm_stats", methods: []string{"HEAD", "GET"}, guard: openGuard, handle: func(w http.ResponseWriter, r *http.Request, l loc) error {
 		if a.cfg.Stats == nil {
-			writeStatusPage(w, r, http.StatusNotFound)
-			return
+			return errNotFound
 		}
 		ct, ok := negotiate(r, "application/json", "text/plain")
 		if !ok {
-			writeStatusPage(w, r, http.StatusNotAcceptable)
-			return
+			return errNotAcceptable
 		}
 		report := a.cfg.Stats(l.d.String())
 		var b []byte
@@ -36,18 +36,18 @@ func (a *API) statsResource() resource {
 			b, err = json.Marshal(report)
 		}
 		if err != nil {
-			a.writeError(w, r, err)
-			return
+			return fmt.Errorf("kvapi: encode stats: %w", err)
 		}
 		w.Header()["Vary"] = []string{"Accept, Accept-Encoding"}
 		a.writeBody(w, r, http.StatusOK, ct, b)
+		return nil
 	}}
 }
 
 // listResource serves / : every resource and its path, as HTML or JSON, with a Link
 // header naming each.
 func (a *API) listResource() resource {
-	return resource{name: "core_wm_urlmap", methods: []string{"HEAD", "GET"}, guard: openGuard, handle: func(w http.ResponseWriter, r *http.Request, l loc) {
+	return resource{name: "core_wm_urlmap", methods: []string{"HEAD", "GET"}, guard: openGuard, handle: func(w http.ResponseWriter, r *http.Request, l loc) error {
 		list := a.resourceList(l.d)
 		var link bytes.Buffer
 		for i, l := range list {
@@ -61,8 +61,7 @@ func (a *API) listResource() resource {
 		h["Vary"] = []string{"Accept"}
 		ct, ok := negotiate(r, "text/html", "application/json")
 		if !ok {
-			writeStatusPage(w, r, http.StatusNotAcceptable)
-			return
+			return errNotAcceptable // with the Link and Vary headers, as the reference answers
 		}
 		var body bytes.Buffer
 		if ct == "application/json" {
@@ -87,6 +86,7 @@ func (a *API) listResource() resource {
 			body.WriteString("</ul></body></html>")
 		}
 		a.writeBody(w, r, http.StatusOK, ct, body.Bytes())
+		return nil
 	}}
 }
 

@@ -8,6 +8,8 @@ import (
 
 	"github.com/cairnkv/cairn/core"
 	"github.com/cairnkv/cairn/core/httpx"
+	"github.com/cairnkv/cairn/core/mapreduce"
+	"github.com/cairnkv/cairn/core/security"
 )
 
 // statusOf maps error codes to HTTP statuses for this interface.
@@ -25,35 +27,137 @@ var statusOf = map[string]int{
 	core.EINTERNAL:     http.StatusInternalServerError,
 }
 
-// writeError is the one place a KV error becomes a response:
+// httpError is an answer the core error codes cannot name: a status of the HTTP layer
+// (301, 401, 405, 426, 501), a text body at a status no code gives it, or extra headers
+// (Allow, WWW-Authenticate, Location, a tombstone's clock). Handlers return it like any
+// other error; writeError sends it as it is.
+type httpError struct {
+	status int
+	// header holds (name, value) pairs set on the response before it is written; names
+	// are canonical.
+	header [][2]string
+	// text is the text/plain body; "" sends the status page.
+	text string
+}
+
+// Error implements the error interface.
+func (e *httpError) Error() string {
+	if e.text == "" {
+		return "kvapi: " + strconv.Itoa(e.status) + " " + http.StatusText(e.status)
+	}
+	return "kvapi: " + strconv.Itoa(e.status) + ": " + e.text
+}
+
+// statusError answers status with the status page (text "") or a text/plain body, and
+// the given (name, value) header pairs.
+func statusError(status int, text string, header ...[2]string) error {
+	return &httpError{status: status, text: text, header: header}
+}
+
+// jobError marks an error of a MapReduce job (parse, start or run): writeError answers
+// the job's errors with the reference's JSON error objects (mapredErrorBody).
+type jobError struct{ err error }
+
+func (e *jobError) Error() string { return e.err.Error() }
+func (e *jobError) Unwrap() error { return e.err }
+
+// reply is the answer writeError sends for an error.
+type reply struct {
+	status int
+	// ctype and body are the body; body nil with ctype "" sends no body at all.
+	ctype string
+	body  []byte
+	// header holds extra (name, value) pairs; closeConn closes the connection after
+	// the answer (the rest of an unread body is still on the wire).
+	header    [][2]string
+	closeConn bool
+	// none: nothing is sent (the client has gone).
+	none bool
+}
+
+// writeError is the one place a KV error becomes a response: replyTo chooses the
+// answer, writeError sends it. Handlers return their errors to the route adapter, which
+// calls it; a handler that has begun its answer returns nil.
+func (a *API) writeError(w http.ResponseWriter, r *http.Request, err error) {
+	rep := a.replyTo(r, err)
+	if rep.none {
+		return
+	}
+	h := w.Header()
+	for _, kv := range rep.header {
+		h[kv[0]] = []string{kv[1]}
+	}
+	if rep.closeConn {
+		h.Set("Connection", "close")
+	}
+	_ = httpx.WriteFull(w, rep.status, rep.ctype, rep.body) // a failed write means the client left
+}
+
+// replyTo maps an error to its answer:
+//   - an *httpError → its status, headers and text (or the status page);
+//   - a request body over the limit → 413; too slow → 408; over the memory for bodies → 503;
+//   - a listing's timeout → 200 {"error":"timeout"} (the reference's answer);
+//   - a refused permission → 403 with Riak's text; a grant to an unknown user → 404, a
+//     bad grant scope or too many grants → 400, each with the error's text;
+//   - a MapReduce job that cannot be parsed → 400, a busy client → 503, as text; any
+//     other error of a job (jobError) → the reference's JSON error object;
 //   - a *core.Error with Reasons → its status and a JSON object of the reasons;
 //   - a *core.Error with a Message → its status and the message as text/plain (the
 //     reference's bodies are carried verbatim in Message);
 //   - a *core.Error without a message → its status and the webmachine status page;
-//   - a request body over the limit → 413; too slow → 408; over the memory for bodies → 503;
-//   - a listing's timeout → 200 {"error":"timeout"} (the reference's answer);
 //   - anything else → logged with the request id, and a 500 page that names the id.
-func (a *API) writeError(w http.ResponseWriter, r *http.Request, err error) {
-	var mbe *http.MaxBytesError
-	if errors.As(err, &mbe) {
-		writeText(w, http.StatusRequestEntityTooLarge, "Object exceeds the maximum size of "+strconv.FormatInt(mbe.Limit, 10)+" bytes\n")
-		return
-	}
-	if httpx.IsBodyTimeout(err) || errors.Is(err, httpx.ErrBodyMemory) {
-		writeBodyError(w, r, err)
-		return
-	}
-	if errors.Is(err, errListingTimeout) {
+func (a *API) replyTo(r *http.Request, err error) reply {
+	var (
+		he     *httpError
+		mbe    *http.MaxBytesError
+		denied *security.DeniedError
+		pe     *mapreduce.ParseError
+		be     *mapreduce.BusyError
+		je     *jobError
+	)
+	switch {
+	case errors.As(err, &he):
+		rep := textReply(he.status, he.text)
+		if he.text == "" {
+			rep = pageReply(he.status)
+		}
+		rep.header = he.header
+		return rep
+	case errors.As(err, &mbe):
+		return textReply(http.StatusRequestEntityTooLarge, "Object exceeds the maximum size of "+strconv.FormatInt(mbe.Limit, 10)+" bytes\n")
+	case httpx.IsBodyTimeout(err):
+		rep := textReply(http.StatusRequestTimeout, "The request body was not received in time\n")
+		rep.closeConn = true
+		return rep
+	case errors.Is(err, httpx.ErrBodyMemory):
+		rep := pageReply(http.StatusServiceUnavailable)
+		rep.closeConn = true
+		return rep
+	case errors.Is(err, errListingTimeout):
 		// The reference answers a listing's timeout with 200 and an error object.
-		_ = httpx.WriteFull(w, http.StatusOK, "application/json", []byte(`{"error":"timeout"}`))
-		return
+		return reply{status: http.StatusOK, ctype: "application/json", body: []byte(`{"error":"timeout"}`)}
+	case errors.As(err, &denied):
+		return textReply(http.StatusForbidden, denied.Error())
+	case errors.Is(err, security.ErrUnknownUser):
+		return textReply(http.StatusNotFound, err.Error()+"\n")
+	case errors.Is(err, security.ErrInvalidScope), errors.Is(err, security.ErrTooManyGrants):
+		return textReply(http.StatusBadRequest, err.Error()+"\n")
+	case errors.As(err, &pe):
+		return textReply(http.StatusBadRequest, pe.Message)
+	case errors.As(err, &be):
+		return textReply(http.StatusServiceUnavailable, be.Message+"\n")
+	case errors.As(err, &je):
+		status, body, ok := a.mapredErrorBody(r, je.err)
+		if !ok {
+			return reply{none: true}
+		}
+		return reply{status: status, ctype: "application/json", body: body}
 	}
 	e := core.AsError(err)
 	if e == nil || e.Code == core.EINTERNAL && e.Message == "" {
 		id := httpx.RequestIDFrom(r.Context())
 		a.log.Error("kv: internal error", "method", r.Method, "path", r.URL.Path, "request_id", id, "err", err)
-		writeHTML(w, http.StatusInternalServerError, internalPage("internal error; request id "+id))
-		return
+		return internalReply(id)
 	}
 	status := statusOf[e.Code]
 	if status == 0 {
@@ -62,45 +166,32 @@ func (a *API) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	switch {
 	case len(e.Reasons) > 0:
 		b, _ := json.Marshal(e.Reasons)
-		_ = httpx.WriteFull(w, status, "application/json", b) // a failed write means the client left
+		return reply{status: status, ctype: "application/json", body: b}
 	case e.Message != "":
-		writeText(w, status, e.Message)
+		return textReply(status, e.Message)
 	default:
-		writeStatusPage(w, r, status)
+		return pageReply(status)
 	}
 }
 
-// writeBodyError answers a request whose body could not be received: too slow (408,
-// text) or over the memory for bodies (503, the status page). The rest of the body is
-// still on the wire, so the connection is closed after the answer.
-func writeBodyError(w http.ResponseWriter, r *http.Request, err error) {
-	w.Header().Set("Connection", "close")
-	if httpx.IsBodyTimeout(err) {
-		writeText(w, http.StatusRequestTimeout, "The request body was not received in time\n")
-		return
-	}
-	writeStatusPage(w, r, http.StatusServiceUnavailable)
+// textReply answers status with a text/plain body.
+func textReply(status int, text string) reply {
+	return reply{status: status, ctype: "text/plain", body: []byte(text)}
 }
 
-// writeText and writeHTML send a complete body; a failed write means the client has gone
-// and there is no one left to tell.
-func writeText(w http.ResponseWriter, status int, body string) {
-	_ = httpx.WriteFull(w, status, "text/plain", []byte(body))
+// pageReply answers status with the reference's HTML status page.
+func pageReply(status int) reply {
+	return reply{status: status, ctype: "text/html", body: []byte(statusPage(status))}
 }
 
-func writeHTML(w http.ResponseWriter, status int, body string) {
-	_ = httpx.WriteFull(w, status, "text/html", []byte(body))
+// internalReply is the 500 page naming the request id.
+func internalReply(id string) reply {
+	return reply{status: http.StatusInternalServerError, ctype: "text/html", body: []byte(internalPage("internal error; request id " + id))}
 }
 
 const serverSignature = "<ADDRESS>cairn web server</ADDRESS>"
 
-// writeStatusPage writes the reference system's HTML page for a status whose resource
-// wrote no body.
-func writeStatusPage(w http.ResponseWriter, r *http.Request, status int) {
-	writeHTML(w, status, statusPage(status))
-}
-
-// StatusPage returns the status, content type and body writeStatusPage sends, for
+// StatusPage returns the status, content type and body of a status page, for
 // answers written outside a handler (the 503 of a connection over the server's limits).
 func StatusPage(status int) (int, string, []byte) {
 	return status, "text/html", []byte(statusPage(status))
@@ -131,10 +222,21 @@ func bodyless(err error) error {
 	return err
 }
 
+// badRequest is 400 with msg as its text/plain body.
 func badRequest(msg string) error { return &core.Error{Code: core.EINVALID, Message: msg} }
+
+// Errors answered with the status page alone; they carry no message, so they are
+// shared (nothing mutates a *core.Error after it is made).
+var (
+	errBadRequest    error = &core.Error{Code: core.EINVALID}
+	errNotFound      error = &core.Error{Code: core.ENOTFOUND}
+	errNotAcceptable error = &core.Error{Code: core.ENOTACCEPT}
+	errMediaType     error = &core.Error{Code: core.EMEDIATYPE}
+)
 
 // WriteInternalError writes this interface's 500 page naming the request id; the
 // server's panic recovery uses it so a crash answers in the KV error format.
 func WriteInternalError(w http.ResponseWriter, r *http.Request, _ error) {
-	writeHTML(w, http.StatusInternalServerError, internalPage("internal error; request id "+httpx.RequestIDFrom(r.Context())))
+	rep := internalReply(httpx.RequestIDFrom(r.Context()))
+	_ = httpx.WriteFull(w, rep.status, rep.ctype, rep.body) // a failed write means the client left
 }

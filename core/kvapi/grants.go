@@ -3,7 +3,6 @@ package kvapi
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"net/http"
 
 	"github.com/cairnkv/cairn/core/security"
@@ -36,9 +35,9 @@ type grantsAnswer struct {
 // answers 200 with {"user": K, "grants": [...]}.
 func (a *API) grantsResource() resource {
 	return resource{name: "kv_wm_admin_grants", methods: []string{"HEAD", "GET", "PUT", "DELETE"}, guard: selfGuard,
-		handle: func(w http.ResponseWriter, r *http.Request, l loc) {
-			if !a.adminCredential(w, r) {
-				return
+		handle: func(w http.ResponseWriter, r *http.Request, l loc) error {
+			if err := a.adminCredential(r); err != nil {
+				return err
 			}
 			user, g := l.key, a.cfg.Guard
 			var (
@@ -65,13 +64,12 @@ func (a *API) grantsResource() resource {
 				}
 			}
 			if err != nil {
-				a.writeGrantError(w, r, err)
-				return
+				return err // an unknown user is 404, a bad scope or too many grants 400
 			}
 			if grants == nil {
 				grants = []security.Grant{}
 			}
-			a.writeJSON(w, r, http.StatusOK, grantsAnswer{User: user, Grants: grants})
+			return a.writeJSON(w, r, http.StatusOK, grantsAnswer{User: user, Grants: grants})
 		}}
 }
 
@@ -92,17 +90,4 @@ func readGrantRequest(w http.ResponseWriter, r *http.Request) (*grantRequest, se
 		return nil, 0, badRequest(err.Error() + "\n")
 	}
 	return req, perms, nil
-}
-
-// writeGrantError answers a grant that failed: 404 for an unknown user, 400 for an
-// invalid scope or too many grants, as writeError does otherwise.
-func (a *API) writeGrantError(w http.ResponseWriter, r *http.Request, err error) {
-	switch {
-	case errors.Is(err, security.ErrUnknownUser):
-		writeText(w, http.StatusNotFound, err.Error()+"\n")
-	case errors.Is(err, security.ErrInvalidScope), errors.Is(err, security.ErrTooManyGrants):
-		writeText(w, http.StatusBadRequest, err.Error()+"\n")
-	default:
-		a.writeError(w, r, err)
-	}
 }

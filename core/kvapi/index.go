@@ -26,27 +26,25 @@ const (
 // the typed form. The reference's decision order: a malformed request (400, text/plain)
 // before content negotiation (406) before the bucket type's existence (404, status page).
 func (a *API) indexResource() resource {
-	return resource{name: "kv_wm_index", methods: []string{"HEAD", "GET"}, guard: indexGuard, handle: func(w http.ResponseWriter, r *http.Request, l loc) {
+	return resource{name: "kv_wm_index", methods: []string{"HEAD", "GET"}, guard: indexGuard, handle: func(w http.ResponseWriter, r *http.Request, l loc) error {
 		req, err := wire.ParseIndexQuery(l.rest, r.URL.Query())
 		if err != nil {
-			a.writeError(w, r, badRequest(err.Error()))
-			return
+			return badRequest(err.Error())
 		}
 		if _, ok := negotiate(r, "application/json"); !ok {
-			writeStatusPage(w, r, http.StatusNotAcceptable)
-			return
+			return errNotAcceptable
 		}
 		w.Header()["Vary"] = []string{"Accept-Encoding"}
-		v := a.listingView(r.Context(), w, r, l.typ)
-		if v == nil {
-			return
+		v, err := a.listingView(r.Context(), l.typ)
+		if err != nil {
+			return err
 		}
 		defer v.Close()
 		if req.Stream {
 			a.streamIndex(w, r, v, l, req)
-			return
+			return nil
 		}
-		a.writeIndex(w, r, v, l, req)
+		return a.writeIndex(w, r, v, l, req)
 	}}
 }
 
@@ -137,7 +135,7 @@ func indexError(r *http.Request, err error) error {
 // be produced twice (see writeProduced); the timeout bounds the first pass only, which
 // is the one that decides between the results and an error, and the second pass reads
 // the same snapshot, so it produces the same bytes.
-func (a *API) writeIndex(w http.ResponseWriter, r *http.Request, v *kv.View, l loc, req wire.IndexRequest) {
+func (a *API) writeIndex(w http.ResponseWriter, r *http.Request, v *kv.View, l loc, req wire.IndexRequest) error {
 	passes := 0
 	produce := func(emit func([]byte) error) error {
 		ctx := r.Context()
@@ -169,7 +167,7 @@ func (a *API) writeIndex(w http.ResponseWriter, r *http.Request, v *kv.View, l l
 		iw.buf = append(iw.buf, '}')
 		return emit(iw.buf)
 	}
-	a.writeProduced(w, r, http.StatusOK, "application/json", produce)
+	return a.writeProduced(w, r, http.StatusOK, "application/json", produce)
 }
 
 // streamIndex sends the results as multipart/mixed, one HTTP chunk per part: each part

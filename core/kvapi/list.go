@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/url"
 	"time"
@@ -65,33 +66,29 @@ func (a *API) keysResource() resource {
 // listKeys serves GET /buckets/B/keys?keys=true|stream (and typed), and the old API's
 // /store/B?keys=true|stream, whose body also carries the bucket properties unless
 // props=false.
-func (a *API) listKeys(w http.ResponseWriter, r *http.Request, l loc) {
+func (a *API) listKeys(w http.ResponseWriter, r *http.Request, l loc) error {
 	p, err := parseListParams(query(r), "keys")
 	if err != nil {
-		a.writeError(w, r, err)
-		return
+		return err
 	}
 	if _, ok := negotiate(r, "application/json"); !ok {
-		writeStatusPage(w, r, http.StatusNotAcceptable)
-		return
+		return errNotAcceptable
 	}
 	var propsJSON []byte
 	if l.api == wire.APIOld && p.props {
 		bp, err := a.kv.Props(r.Context(), l.typ, l.bucket)
 		if err != nil {
-			a.writeError(w, r, bodyless(err))
-			return
+			return bodyless(err)
 		}
 		if propsJSON, err = json.Marshal(bp); err != nil {
-			a.writeError(w, r, err)
-			return
+			return fmt.Errorf("kvapi: encode props: %w", err)
 		}
 	}
 	ctx, cancel := p.context(r.Context())
 	defer cancel()
-	view := a.listingView(ctx, w, r, l.typ)
-	if view == nil {
-		return
+	view, err := a.listingView(ctx, l.typ)
+	if err != nil {
+		return err
 	}
 	defer view.Close()
 	each := func(fn func(string) error) error { return view.Keys(ctx, l.typ, l.bucket, fn) }
@@ -105,63 +102,63 @@ func (a *API) listKeys(w http.ResponseWriter, r *http.Request, l loc) {
 			}
 		}
 		a.streamNames(w, r, first, "keys", each)
+		return nil
 	case "true":
 		head := []byte(`{"keys":[`)
 		if propsJSON != nil {
 			head = append(append([]byte(`{"props":`), propsJSON...), `,"keys":[`...)
 		}
-		a.writeNames(w, r, head, each)
+		return a.writeNames(w, r, head, each)
 	default:
-		_ = httpx.WriteFull(w, http.StatusOK, "application/json", []byte("{}"))
+		_ = httpx.WriteFull(w, http.StatusOK, "application/json", []byte("{}")) // a failed write means the client left
+		return nil
 	}
 }
 
 // listBuckets serves GET /buckets?buckets=true|stream (and typed, and the old API's
 // /store?buckets=...). Without the parameter it answers an empty list, which is what the
 // reference evidently means to do (it crashes instead).
-func (a *API) listBuckets(w http.ResponseWriter, r *http.Request, l loc) {
+func (a *API) listBuckets(w http.ResponseWriter, r *http.Request, l loc) error {
 	p, err := parseListParams(query(r), "buckets")
 	if err != nil {
-		a.writeError(w, r, err)
-		return
+		return err
 	}
 	if _, ok := negotiate(r, "application/json"); !ok {
-		writeStatusPage(w, r, http.StatusNotAcceptable)
-		return
+		return errNotAcceptable
 	}
 	ctx, cancel := p.context(r.Context())
 	defer cancel()
-	view := a.listingView(ctx, w, r, l.typ)
-	if view == nil {
-		return
+	view, err := a.listingView(ctx, l.typ)
+	if err != nil {
+		return err
 	}
 	defer view.Close()
 	each := func(fn func(string) error) error { return view.Buckets(ctx, l.typ, fn) }
 	switch p.mode {
 	case "stream":
 		a.streamNames(w, r, nil, "buckets", each)
+		return nil
 	case "true":
-		a.writeNames(w, r, []byte(`{"buckets":[`), each)
+		return a.writeNames(w, r, []byte(`{"buckets":[`), each)
 	default:
-		_ = httpx.WriteFull(w, http.StatusOK, "application/json", []byte(`{"buckets":[]}`))
+		_ = httpx.WriteFull(w, http.StatusOK, "application/json", []byte(`{"buckets":[]}`)) // a failed write means the client left
+		return nil
 	}
 }
 
 // listingView opens the snapshot a listing or an index query reads and checks the
-// bucket type (unknown: the reference's bodiless 404). On failure it writes the error
-// and returns nil.
-func (a *API) listingView(ctx context.Context, w http.ResponseWriter, r *http.Request, typ string) *kv.View {
+// bucket type (unknown: the reference's bodiless 404). On failure it returns the error
+// to answer.
+func (a *API) listingView(ctx context.Context, typ string) (*kv.View, error) {
 	view, err := a.kv.View(ctx)
 	if err != nil {
-		a.writeError(w, r, err)
-		return nil
+		return nil, err
 	}
 	if err := view.CheckType(ctx, typ); err != nil {
 		view.Close()
-		a.writeError(w, r, bodyless(err))
-		return nil
+		return nil, bodyless(err)
 	}
-	return view
+	return view, nil
 }
 
 // isTimeout reports whether err is a listing's deadline passing.
@@ -170,9 +167,9 @@ func isTimeout(err error) bool { return errors.Is(err, context.DeadlineExceeded)
 // writeNames writes head, the names as a JSON array's elements, and "]}" as one
 // non-streamed body. A listing that times out answers 200 {"error":"timeout"}, as the
 // reference does.
-func (a *API) writeNames(w http.ResponseWriter, r *http.Request, head []byte, each func(func(string) error) error) {
+func (a *API) writeNames(w http.ResponseWriter, r *http.Request, head []byte, each func(func(string) error) error) error {
 	var buf []byte
-	a.writeProduced(w, r, http.StatusOK, "application/json", func(emit func([]byte) error) error {
+	return a.writeProduced(w, r, http.StatusOK, "application/json", func(emit func([]byte) error) error {
 		if err := emit(head); err != nil {
 			return err
 		}

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/cairnkv/cairn/core"
 	"github.com/cairnkv/cairn/core/httpx"
 	"github.com/cairnkv/cairn/core/kvapi/wire"
 	"github.com/cairnkv/cairn/core/mapreduce"
@@ -26,63 +27,56 @@ func (a *API) mapredResource() resource {
 // function that cannot be loaded: 400 JSON) and answers with its results: whole
 // (application/json with Content-Length) or, with chunked=true, streamed as
 // multipart/mixed parts, one HTTP chunk per batch of results.
-func (a *API) mapred(w http.ResponseWriter, r *http.Request, _ loc) {
+func (a *API) mapred(w http.ResponseWriter, r *http.Request, _ loc) error {
 	svc := a.cfg.MapReduce
 	if svc == nil {
-		writeStatusPage(w, r, http.StatusNotFound)
-		return
+		return errNotFound
 	}
 	if r.Method != http.MethodPost {
-		writeText(w, http.StatusBadRequest, mapreduce.Usage)
-		return
+		return badRequest(mapreduce.Usage)
 	}
 	body, err := httpx.ReadBody(w, r, svc.MaxJobBytes())
 	if err != nil {
 		switch {
 		case httpx.IsTooLarge(err):
-			writeText(w, http.StatusRequestEntityTooLarge, "The job exceeds the maximum size of "+strconv.FormatInt(svc.MaxJobBytes(), 10)+" bytes.\n")
+			return &core.Error{Code: core.ETOOLARGE, Message: "The job exceeds the maximum size of " + strconv.FormatInt(svc.MaxJobBytes(), 10) + " bytes.\n"}
 		case httpx.IsBodyTimeout(err), errors.Is(err, httpx.ErrBodyMemory):
-			writeBodyError(w, r, err)
+			return err
 		}
-		return // otherwise the client went away mid-body
+		return nil // the client went away mid-body: no one to answer
 	}
 	job, err := mapreduce.ParseJob(body)
 	if err != nil {
-		a.mapredError(w, r, err)
-		return
+		return &jobError{err}
 	}
 	if err := checkJob(r.Context(), job); err != nil {
-		a.writeDenied(w, r, err)
-		return
+		return err
 	}
 	if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != "application/json" {
-		writeStatusPage(w, r, http.StatusUnsupportedMediaType)
-		return
+		return errMediaType
 	}
 	if _, ok := negotiate(r, "application/json"); !ok {
-		writeStatusPage(w, r, http.StatusNotAcceptable)
-		return
+		return errNotAcceptable
 	}
 	exec, err := svc.Start(r.Context(), job)
 	if err != nil {
-		a.mapredError(w, r, err)
-		return
+		return &jobError{err}
 	}
 	defer exec.Close()
 	// A client that stops reading must not hold the job (and its slot) for ever.
 	_ = http.NewResponseController(w).SetWriteDeadline(exec.Deadline().Add(mapredWriteGrace))
 	if r.URL.Query().Get("chunked") == "true" {
 		a.streamMapred(w, r, exec)
-		return
+		return nil
 	}
 	coll := mapreduce.NewCollector(job, svc.MaxResultBytes())
 	err = exec.Run(coll.Add)
 	exec.Close() // the job's slot is free while the answer is written
 	if err != nil {
-		a.mapredError(w, r, err)
-		return
+		return &jobError{err}
 	}
 	_ = httpx.WriteFull(w, http.StatusOK, "application/json", coll.Body()) // a failed write means the client left
+	return nil
 }
 
 // mapredWriteGrace is how long after a job's deadline its answer may still take to be
@@ -119,33 +113,6 @@ func (a *API) streamMapred(w http.ResponseWriter, r *http.Request, exec *mapredu
 	if _, body, ok := a.mapredErrorBody(r, err); ok {
 		_ = cw.WriteChunk(body)
 	}
-}
-
-// mapredError writes a job's error as a whole response: an invalid job 400 and a
-// client over its share 503 as text (the reference's form for errors before a job
-// runs), the others as mapredErrorBody says.
-func (a *API) mapredError(w http.ResponseWriter, r *http.Request, err error) {
-	var (
-		pe     *mapreduce.ParseError
-		be     *mapreduce.BusyError
-		denied *security.DeniedError
-	)
-	switch {
-	case errors.As(err, &pe):
-		writeText(w, http.StatusBadRequest, pe.Message)
-		return
-	case errors.As(err, &be):
-		writeText(w, http.StatusServiceUnavailable, be.Message+"\n")
-		return
-	case errors.As(err, &denied):
-		writeText(w, http.StatusForbidden, denied.Error())
-		return
-	}
-	status, body, ok := a.mapredErrorBody(r, err)
-	if !ok {
-		return
-	}
-	_ = httpx.WriteFull(w, status, "application/json", body)
 }
 
 // mapredErrorBody returns the status and JSON body of a job's error: a function that

@@ -18,23 +18,23 @@ import (
 var objectMethods = []string{"HEAD", "GET", "POST", "PUT", "DELETE"}
 
 func (a *API) objectResource() resource {
-	return resource{name: "kv_wm_object", methods: objectMethods, guard: objectGuard, handle: func(w http.ResponseWriter, r *http.Request, l loc) {
+	return resource{name: "kv_wm_object", methods: objectMethods, guard: objectGuard, handle: func(w http.ResponseWriter, r *http.Request, l loc) error {
 		switch r.Method {
 		case http.MethodGet, http.MethodHead:
-			a.getObject(w, r, l)
+			return a.getObject(w, r, l)
 		case http.MethodPut, http.MethodPost:
-			a.putObject(w, r, l, false)
-		case http.MethodDelete:
-			a.deleteObject(w, r, l)
+			return a.putObject(w, r, l, false)
+		default: // DELETE: the resource allows no other method
+			return a.deleteObject(w, r, l)
 		}
 	}}
 }
 
 // createResource is POST to a bucket: a store with a server-assigned key.
 func (a *API) createResource() resource {
-	return resource{name: "kv_wm_object", methods: objectMethods, guard: objectGuard, handle: func(w http.ResponseWriter, r *http.Request, l loc) {
+	return resource{name: "kv_wm_object", methods: objectMethods, guard: objectGuard, handle: func(w http.ResponseWriter, r *http.Request, l loc) error {
 		l.key = core.NewKey()
-		a.putObject(w, r, l, true)
+		return a.putObject(w, r, l, true)
 	}}
 }
 
@@ -85,39 +85,33 @@ func requestClock(r *http.Request) ([]byte, bool, error) {
 	return b, true, nil
 }
 
-func (a *API) getObject(w http.ResponseWriter, r *http.Request, l loc) {
+func (a *API) getObject(w http.ResponseWriter, r *http.Request, l loc) error {
 	q := query(r)
 	p, err := parseParams(q)
 	if err != nil {
-		a.writeError(w, r, err)
-		return
+		return err
 	}
 	ctx, cancel := p.context(r.Context())
 	defer cancel()
 	obj, err := a.kv.Get(ctx, l.typ, l.bucket, l.key, kv.GetOptions{R: p.r, PR: p.pr})
 	if err != nil {
-		a.writeError(w, r, err)
-		return
+		return err
 	}
 	if vtag, ok := q["vtag"]; ok {
 		for i := range obj.Siblings {
 			if obj.Siblings[i].VTag == vtag[0] {
-				a.writeValue(w, r, l, obj, &obj.Siblings[i], http.StatusOK)
-				return
+				return a.writeValue(w, r, l, obj, &obj.Siblings[i], http.StatusOK)
 			}
 		}
-		writeStatusPage(w, r, http.StatusNotFound)
-		return
+		return errNotFound
 	}
 	if obj.Deleted() {
-		a.writeTombstone(w, r, l, obj)
-		return
+		return tombstoneError(l, obj)
 	}
 	if len(obj.Siblings) == 1 {
-		a.writeValue(w, r, l, obj, &obj.Siblings[0], http.StatusOK)
-		return
+		return a.writeValue(w, r, l, obj, &obj.Siblings[0], http.StatusOK)
 	}
-	a.writeSiblings(w, r, l, obj, http.StatusMultipleChoices)
+	return a.writeSiblings(w, r, l, obj, http.StatusMultipleChoices)
 }
 
 // query parses the query string; a request without one costs no allocation.
@@ -128,24 +122,25 @@ func query(r *http.Request) url.Values {
 	return r.URL.Query()
 }
 
-// writeTombstone answers a fetch or delete of a deleted-but-visible object: 404 with the
-// Deleted header and the tombstone's clock, so a client can write over it.
-func (a *API) writeTombstone(w http.ResponseWriter, r *http.Request, l loc, obj *core.Object) {
-	h := w.Header()
-	h[l.d.DeletedHeader()] = headerTrue
-	clockHeader(h, l.d, obj.VClock)
-	writeText(w, http.StatusNotFound, "not found\n")
+// tombstoneError is the answer to a fetch or delete of a deleted-but-visible object: 404
+// with the Deleted header and the tombstone's clock, so a client can write over it.
+func tombstoneError(l loc, obj *core.Object) error {
+	return statusError(http.StatusNotFound, "not found\n",
+		[2]string{l.d.DeletedHeader(), "true"},
+		[2]string{l.d.VclockHeader(), base64.StdEncoding.EncodeToString(obj.VClock)})
 }
 
-// writeValue writes one sibling with every fetch header.
-func (a *API) writeValue(w http.ResponseWriter, r *http.Request, l loc, obj *core.Object, s *core.Sibling, status int) {
+// writeValue writes one sibling with every fetch header, or returns the error to answer
+// instead (406, a failed condition) before writing anything.
+func (a *API) writeValue(w http.ResponseWriter, r *http.Request, l loc, obj *core.Object, s *core.Sibling, status int) error {
 	ct := wire.FormatContentType(s.ContentType, s.Charset)
 	if _, ok := wire.Negotiate(r.Header.Get("Accept"), []string{ct}); !ok {
-		writeStatusPage(w, r, http.StatusNotAcceptable)
-		return
+		return errNotAcceptable
 	}
-	if status == http.StatusOK && conditionalDone(w, r, s.VTag, s.LastModified) {
-		return
+	if status == http.StatusOK {
+		if done, err := conditionalDone(w, r, s.VTag, s.LastModified); done || err != nil {
+			return err
+		}
 	}
 	h := w.Header()
 	// One backing array for the per-response header values (vclock, Link, ETag,
@@ -178,6 +173,7 @@ func (a *API) writeValue(w http.ResponseWriter, r *http.Request, l loc, obj *cor
 		h[l.d.DeletedHeader()] = headerTrue
 	}
 	a.writeBody(w, r, status, ct, s.Value)
+	return nil
 }
 
 // writeBody writes a complete body with Content-Length (none for HEAD).
@@ -193,17 +189,19 @@ func (a *API) writeBody(w http.ResponseWriter, r *http.Request, status int, ct s
 }
 
 // writeSiblings answers 300 Multiple Choices: the vtag list as text/plain, or every
-// sibling as multipart/mixed when the client prefers it.
-func (a *API) writeSiblings(w http.ResponseWriter, r *http.Request, l loc, obj *core.Object, status int) {
+// sibling as multipart/mixed when the client prefers it; or it returns the error to
+// answer instead (406, a failed condition) before writing anything.
+func (a *API) writeSiblings(w http.ResponseWriter, r *http.Request, l loc, obj *core.Object, status int) error {
 	ct, ok := wire.Negotiate(r.Header.Get("Accept"), []string{"text/plain", "multipart/mixed"})
 	if !ok {
-		writeStatusPage(w, r, http.StatusNotAcceptable)
-		return
+		return errNotAcceptable
 	}
 	etag := wire.ETagOfClock(obj.VClock)
 	lm := obj.LastModified()
-	if status == http.StatusMultipleChoices && conditionalDone(w, r, etag, lm) {
-		return
+	if status == http.StatusMultipleChoices {
+		if done, err := conditionalDone(w, r, etag, lm); done || err != nil {
+			return err
+		}
 	}
 	h := w.Header()
 	clockHeader(h, l.d, obj.VClock)
@@ -216,7 +214,7 @@ func (a *API) writeSiblings(w http.ResponseWriter, r *http.Request, l loc, obj *
 			vtags[i] = obj.Siblings[i].VTag
 		}
 		a.writeBody(w, r, status, "text/plain", wire.SiblingsText(vtags))
-		return
+		return nil
 	}
 	boundary := wire.NewBoundary()
 	parts := make([]wire.Part, len(obj.Siblings))
@@ -226,6 +224,7 @@ func (a *API) writeSiblings(w http.ResponseWriter, r *http.Request, l loc, obj *
 	var buf bytes.Buffer
 	wire.WriteMultipart(&buf, boundary, parts)
 	a.writeBody(w, r, status, wire.MultipartContentType(boundary), buf.Bytes())
+	return nil
 }
 
 // siblingPart renders one sibling as a multipart part with the reference's header order.
@@ -235,22 +234,23 @@ func (a *API) siblingPart(l loc, s *core.Sibling) wire.Part {
 
 // conditionalDone evaluates a fetch's conditional headers against the representation's
 // etag and last-modified time. It answers 304 (with only the ETag, as the reference
-// does) or 412 and reports true, or reports false when the fetch should proceed. Writes
-// evaluate their conditions under the key's lock instead (writePrecondition).
-func conditionalDone(w http.ResponseWriter, r *http.Request, etag string, lm time.Time) bool {
+// does) and reports true, returns the failed condition's error (412) to answer instead,
+// or reports false when the fetch should proceed. Writes evaluate their conditions
+// under the key's lock instead (writePrecondition).
+func conditionalDone(w http.ResponseWriter, r *http.Request, etag string, lm time.Time) (bool, error) {
 	if (r.Method != http.MethodGet && r.Method != http.MethodHead) || !hasConditions(r) {
-		return false
+		return false, nil
 	}
 	switch code := conditions(r).Evaluate(true, etag, lm, true, time.Now()); code {
 	case 0:
-		return false
+		return false, nil
 	case http.StatusNotModified:
 		w.Header()["ETag"] = []string{`"` + etag + `"`}
 		w.WriteHeader(http.StatusNotModified)
+		return true, nil
 	default:
-		writeStatusPage(w, r, code)
+		return false, statusError(code, "")
 	}
-	return true
 }
 
 func conditions(r *http.Request) wire.Conditions {
@@ -294,63 +294,53 @@ func writePrecondition(r *http.Request) func(*core.Object) error {
 	}
 }
 
-func (a *API) putObject(w http.ResponseWriter, r *http.Request, l loc, created bool) {
+func (a *API) putObject(w http.ResponseWriter, r *http.Request, l loc, created bool) error {
 	ctHeader := r.Header.Get("Content-Type")
 	if ctHeader == "" {
-		writeText(w, http.StatusBadRequest, wire.MissingContentTypeMessage)
-		return
+		return badRequest(wire.MissingContentTypeMessage)
 	}
 	p, err := parseParams(query(r))
 	if err != nil {
-		a.writeError(w, r, err)
-		return
+		return err
 	}
 	var v core.Sibling
 	if lh := r.Header.Values("Link"); len(lh) > 0 {
 		links, err := wire.ParseLinks(joinHeader(lh), l.api, l.typ, l.bucket)
 		if err != nil {
-			writeText(w, http.StatusBadRequest, wire.LinkErrorMessage(l.api, l.d))
-			return
+			return badRequest(wire.LinkErrorMessage(l.api, l.d))
 		}
 		v.Links = links
 	}
 	if v.Indexes, err = wire.ParseIndexHeaders(r.Header, l.d); err != nil {
-		writeText(w, http.StatusBadRequest, err.Error())
-		return
+		return badRequest(err.Error())
 	}
 	if v.ContentType, v.Charset, err = wire.ParseContentType(ctHeader); err != nil {
-		writeText(w, http.StatusUnsupportedMediaType, wire.MediaTypeErrorMessage(ctHeader))
-		return
+		return &core.Error{Code: core.EMEDIATYPE, Message: wire.MediaTypeErrorMessage(ctHeader)}
 	}
 	// A body that will be returned is negotiated before the write, as the reference does,
 	// so that a 406 never answers a write that happened.
 	if _, ok := wire.Negotiate(r.Header.Get("Accept"), []string{v.ContentType}); p.returnBody && !ok {
-		writeStatusPage(w, r, http.StatusNotAcceptable)
-		return
+		return errNotAcceptable
 	}
 	v.Encoding = r.Header.Get("Content-Encoding")
 	v.Meta = wire.ParseMeta(r.Header)
 	// Refused before the body is read: the headers alone decide it.
 	if err := a.kv.CheckHeaders(&v); err != nil {
-		a.writeError(w, r, err)
-		return
+		return err
 	}
 	clock, _, err := requestClock(r)
 	if err != nil {
-		a.writeError(w, r, err)
-		return
+		return err
 	}
 	if v.Value, err = readBody(w, r, a.kv.MaxValueSize()); err != nil {
-		a.writeError(w, r, err)
-		return
+		return err
 	}
 	ctx, cancel := p.context(r.Context())
 	defer cancel()
 	obj, err := a.kv.Put(ctx, &kv.PutRequest{Type: l.typ, Bucket: l.bucket, Key: l.key, Context: clock, Value: v,
 		Options: kv.PutOptions{W: p.w, DW: p.dw, PW: p.pw, Precondition: writePrecondition(r)}})
 	if err != nil {
-		a.writeError(w, r, err)
-		return
+		return err
 	}
 	status := http.StatusNoContent
 	if created {
@@ -360,7 +350,7 @@ func (a *API) putObject(w http.ResponseWriter, r *http.Request, l loc, created b
 	if !p.returnBody {
 		// The object resource offers the request's media type for a write.
 		writeEmpty(w, status, wire.FormatContentType(v.ContentType, v.Charset))
-		return
+		return nil
 	}
 	if status == http.StatusNoContent {
 		status = http.StatusOK
@@ -369,10 +359,9 @@ func (a *API) putObject(w http.ResponseWriter, r *http.Request, l loc, created b
 		if !created {
 			status = http.StatusMultipleChoices
 		}
-		a.writeSiblings(w, r, l, obj, status)
-		return
+		return a.writeSiblings(w, r, l, obj, status)
 	}
-	a.writeValue(w, r, l, obj, &obj.Siblings[0], status)
+	return a.writeValue(w, r, l, obj, &obj.Siblings[0], status)
 }
 
 func joinHeader(vs []string) string {
@@ -404,16 +393,14 @@ func readBody(w http.ResponseWriter, r *http.Request, limit int64) ([]byte, erro
 	}
 }
 
-func (a *API) deleteObject(w http.ResponseWriter, r *http.Request, l loc) {
+func (a *API) deleteObject(w http.ResponseWriter, r *http.Request, l loc) error {
 	p, err := parseParams(query(r))
 	if err != nil {
-		a.writeError(w, r, err)
-		return
+		return err
 	}
 	clock, _, err := requestClock(r)
 	if err != nil {
-		a.writeError(w, r, err)
-		return
+		return err
 	}
 	ctx, cancel := p.context(r.Context())
 	defer cancel()
@@ -421,13 +408,12 @@ func (a *API) deleteObject(w http.ResponseWriter, r *http.Request, l loc) {
 		RW: p.rw, R: p.r, PR: p.pr, W: p.w, DW: p.dw, PW: p.pw, Context: clock, Precondition: writePrecondition(r)})
 	if err != nil {
 		if tomb != nil && kv.IsNotFound(err) {
-			a.writeTombstone(w, r, l, tomb)
-			return
+			return tombstoneError(l, tomb)
 		}
-		a.writeError(w, r, err)
-		return
+		return err
 	}
 	// The reference's object resource offers text/html for DELETE; the negotiated type is
 	// written on the 204 too.
-	writeEmpty(w, http.StatusNoContent, "text/html") // the object resource offers text/html for DELETE
+	writeEmpty(w, http.StatusNoContent, "text/html")
+	return nil
 }

@@ -2,6 +2,7 @@ package kvapi
 
 import (
 	"encoding/json"
+	"fmt"
 	"mime"
 	"net/http"
 
@@ -19,78 +20,78 @@ func (a *API) propsResource(newAPI bool) resource {
 	if newAPI {
 		methods = append(methods, "DELETE")
 	}
-	return resource{name: "kv_wm_props", methods: methods, guard: propsGuard, handle: func(w http.ResponseWriter, r *http.Request, l loc) {
+	return resource{name: "kv_wm_props", methods: methods, guard: propsGuard, handle: func(w http.ResponseWriter, r *http.Request, l loc) error {
 		switch r.Method {
 		case http.MethodGet, http.MethodHead:
 			p, err := a.kv.Props(r.Context(), l.typ, l.bucket)
 			if err != nil {
-				a.writeError(w, r, bodyless(err))
-				return
+				return bodyless(err)
 			}
-			a.writeProps(w, r, p)
+			return a.writeProps(w, r, p)
 		case http.MethodPut:
 			changes, err := readPropsBody(w, r, "bucket")
 			if err == nil {
 				err = a.kv.SetProps(r.Context(), l.typ, l.bucket, changes)
 			}
-			a.writeNoContent(w, r, err)
-		case http.MethodDelete:
-			a.writeNoContent(w, r, a.kv.ResetProps(r.Context(), l.typ, l.bucket))
+			return writeNoContent(w, err)
+		default: // DELETE
+			return writeNoContent(w, a.kv.ResetProps(r.Context(), l.typ, l.bucket))
 		}
 	}}
 }
 
 // typePropsResource serves /types/T/props.
 func (a *API) typePropsResource() resource {
-	return resource{name: "kv_wm_bucket_type", methods: []string{"HEAD", "GET", "PUT"}, guard: typePropsGuard, handle: func(w http.ResponseWriter, r *http.Request, l loc) {
+	return resource{name: "kv_wm_bucket_type", methods: []string{"HEAD", "GET", "PUT"}, guard: typePropsGuard, handle: func(w http.ResponseWriter, r *http.Request, l loc) error {
 		switch r.Method {
 		case http.MethodGet, http.MethodHead:
 			p, err := a.kv.TypeProps(r.Context(), l.typ)
 			if err != nil {
-				a.writeError(w, r, bodyless(err))
-				return
+				return bodyless(err)
 			}
-			a.writeProps(w, r, p)
-		case http.MethodPut:
+			return a.writeProps(w, r, p)
+		default: // PUT
 			changes, err := readPropsBody(w, r, "bucket type")
 			if err == nil {
 				err = a.kv.SetTypeProps(r.Context(), l.typ, changes)
 			}
-			a.writeNoContent(w, r, err)
+			return writeNoContent(w, err)
 		}
 	}}
 }
 
-func (a *API) writeProps(w http.ResponseWriter, r *http.Request, p *core.BucketProps) {
+// writeProps writes {"props": p}, or returns the error to answer instead (406).
+func (a *API) writeProps(w http.ResponseWriter, r *http.Request, p *core.BucketProps) error {
 	if _, ok := negotiate(r, "application/json"); !ok {
-		writeStatusPage(w, r, http.StatusNotAcceptable)
-		return
+		return errNotAcceptable
 	}
 	b, err := json.Marshal(map[string]*core.BucketProps{"props": p})
 	if err != nil {
-		a.writeError(w, r, err)
-		return
+		return fmt.Errorf("kvapi: encode props: %w", err)
 	}
 	w.Header()["Vary"] = []string{"Accept-Encoding"}
 	a.writeBody(w, r, http.StatusOK, "application/json", b)
+	return nil
 }
 
-func (a *API) writeNoContent(w http.ResponseWriter, r *http.Request, err error) {
+// writeNoContent answers a props write: 204 when err is nil, otherwise err to answer
+// (a missing bucket type without a body, as the reference's props resources answer).
+func writeNoContent(w http.ResponseWriter, err error) error {
 	if err != nil {
 		if core.ErrorCode(err) == core.ENOTFOUND {
 			err = bodyless(err)
 		}
-		a.writeError(w, r, err)
-		return
+		return err
 	}
 	writeEmpty(w, http.StatusNoContent, "application/json") // the props resources offer JSON
+	return nil
 }
 
 // readPropsBody checks the media type (415) and the {"props":{...}} shape (400).
 func readPropsBody(w http.ResponseWriter, r *http.Request, what string) (map[string]json.RawMessage, error) {
 	mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
 	if err != nil || mt != "application/json" {
-		return nil, &core.Error{Code: core.EMEDIATYPE}
+		return nil, errMediaType
 	}
 	shapeErr := badRequest(what + " PUT must be a JSON object of the form:\n{\"props\":{...bucket properties...}}")
 	data, err := httpx.ReadBody(w, r, propsBodyLimit)

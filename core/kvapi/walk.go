@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/cairnkv/cairn/core"
 	"github.com/cairnkv/cairn/core/kv"
 	"github.com/cairnkv/cairn/core/kvapi/wire"
 	"github.com/cairnkv/cairn/core/security"
@@ -29,19 +30,16 @@ func (a *API) walkResource() resource {
 // walk checks the request in webmachine's order (malformed 400, forbidden 403, Accept
 // 406, origin 404), runs the walk and writes the nested multipart/mixed body with
 // Content-Length.
-func (a *API) walk(w http.ResponseWriter, r *http.Request, l loc) {
+func (a *API) walk(w http.ResponseWriter, r *http.Request, l loc) error {
 	steps, err := wire.ParseWalk(l.rest)
 	if err != nil {
-		writeText(w, http.StatusBadRequest, wire.WalkErrorMessage(l.d))
-		return
+		return badRequest(wire.WalkErrorMessage(l.d))
 	}
 	if l.api == wire.APITyped {
-		writeText(w, http.StatusForbidden, wire.WalkTypedMessage)
-		return
+		return &core.Error{Code: core.EFORBIDDEN, Message: wire.WalkTypedMessage}
 	}
 	if _, ok := wire.Negotiate(r.Header.Get("Accept"), []string{"multipart/mixed"}); !ok {
-		writeStatusPage(w, r, http.StatusNotAcceptable)
-		return
+		return errNotAcceptable
 	}
 	ks := make([]kv.WalkStep, len(steps))
 	for i, st := range steps {
@@ -52,14 +50,13 @@ func (a *API) walk(w http.ResponseWriter, r *http.Request, l loc) {
 	results, err := a.kv.Walk(ctx, l.typ, l.bucket, l.key, ks, kv.WalkOptions{CanRead: canRead(ctx, security.Get)})
 	if err != nil {
 		if kv.IsNotFound(err) {
-			writeStatusPage(w, r, http.StatusNotFound)
-			return
+			return errNotFound
 		}
-		a.writeDenied(w, r, err)
-		return
+		return err // a *security.DeniedError is 403 with Riak's text
 	}
 	boundary := wire.NewBoundary()
 	body := wire.AppendWalk(make([]byte, 0, wire.WalkSizeHint(results)), boundary, results, l.api, l.d, wire.NewBoundary)
 	w.Header()["Expires"] = []string{wire.FormatHTTPDate(time.Now().Add(walkExpires))}
 	a.writeBody(w, r, http.StatusOK, wire.MultipartContentType(boundary), body)
+	return nil
 }
