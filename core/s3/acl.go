@@ -1,134 +1,63 @@
 package s3
 
-import (
-	"net/netip"
-	"slices"
-)
+import "github.com/cairnkv/cairn/core/s3/s3types"
+
+// The ACL vocabulary is defined in s3types (shared with the wire packages); these
+// aliases keep its names in this package.
 
 // Permission is an ACL permission.
-type Permission string
+type Permission = s3types.Permission
 
 // The permissions of an ACL grant.
 const (
-	PermRead        Permission = "READ"
-	PermWrite       Permission = "WRITE"
-	PermReadACP     Permission = "READ_ACP"
-	PermWriteACP    Permission = "WRITE_ACP"
-	PermFullControl Permission = "FULL_CONTROL"
+	PermRead        = s3types.PermRead
+	PermWrite       = s3types.PermWrite
+	PermReadACP     = s3types.PermReadACP
+	PermWriteACP    = s3types.PermWriteACP
+	PermFullControl = s3types.PermFullControl
 )
 
 // ValidPermission reports whether p is one of the five permissions.
-func ValidPermission(p Permission) bool {
-	switch p {
-	case PermRead, PermWrite, PermReadACP, PermWriteACP, PermFullControl:
-		return true
-	}
-	return false
-}
+func ValidPermission(p Permission) bool { return s3types.ValidPermission(p) }
 
-// Grantee types. A grant by e-mail address is resolved to CanonicalUser when the ACL is
-// set, so stored ACLs hold only these two.
+// Grantee types (s3types.GranteeCanonicalUser, s3types.GranteeGroup).
 const (
-	GranteeCanonicalUser = "CanonicalUser"
-	GranteeGroup         = "Group"
+	GranteeCanonicalUser = s3types.GranteeCanonicalUser
+	GranteeGroup         = s3types.GranteeGroup
 )
 
 // The predefined groups.
 const (
-	GroupAllUsers           = "http://acs.amazonaws.com/groups/global/AllUsers"
-	GroupAuthenticatedUsers = "http://acs.amazonaws.com/groups/global/AuthenticatedUsers"
-	GroupLogDelivery        = "http://acs.amazonaws.com/groups/s3/LogDelivery"
+	GroupAllUsers           = s3types.GroupAllUsers
+	GroupAuthenticatedUsers = s3types.GroupAuthenticatedUsers
+	GroupLogDelivery        = s3types.GroupLogDelivery
 )
 
 // ValidGroup reports whether uri names a predefined group.
-func ValidGroup(uri string) bool {
-	return uri == GroupAllUsers || uri == GroupAuthenticatedUsers || uri == GroupLogDelivery
-}
+func ValidGroup(uri string) bool { return s3types.ValidGroup(uri) }
 
 // Owner identifies the owner of a bucket or object (or a canonical-user grantee).
-type Owner struct {
-	ID          string `json:"id"`
-	DisplayName string `json:"display_name"`
-}
+type Owner = s3types.Owner
 
-// Grantee is who a grant is for: a canonical user (ID, DisplayName) or a group (URI).
-type Grantee struct {
-	Type        string `json:"type"`
-	ID          string `json:"id,omitempty"`
-	DisplayName string `json:"display_name,omitempty"`
-	URI         string `json:"uri,omitempty"`
-}
+// Grantee is who a grant is for: a canonical user or a group.
+type Grantee = s3types.Grantee
 
 // Grant gives one permission to one grantee.
-type Grant struct {
-	Grantee    Grantee    `json:"grantee"`
-	Permission Permission `json:"permission"`
-}
+type Grant = s3types.Grant
 
-// ACL is an access control policy: the owner and the grants, in the order they were
-// given.
-type ACL struct {
-	Owner  Owner   `json:"owner"`
-	Grants []Grant `json:"grants"`
-}
+// ACL is an access control policy: the owner and the grants, in the order given.
+type ACL = s3types.ACL
 
-// Requester is who makes a request: a user (ID is the canonical id) or, when Anonymous,
-// nobody in particular.
-type Requester struct {
-	ID          string
-	DisplayName string
-	Anonymous   bool
-	// SourceIP and Secure describe the connection, for bucket-policy conditions
-	// (aws:SourceIp, aws:SecureTransport).
-	SourceIP netip.Addr
-	Secure   bool
-	// Keys are the request's values of the other bucket-policy condition keys it
-	// carries, by lower-case key name (the Cond* constants: aws:referer,
-	// s3:prefix, ...); a key the request does not carry is absent. Nil is no key.
-	Keys map[string]string
-}
+// Requester is who makes a request: a user or, when Anonymous, nobody in particular.
+type Requester = s3types.Requester
 
 // AnonymousRequester is the requester of an unsigned request.
-var AnonymousRequester = Requester{Anonymous: true}
+var AnonymousRequester = s3types.AnonymousRequester
 
-// OwnerKeepsACP is the one rule that keeps an owner in control of its resource
-// (AWS's): the owner of a bucket, or of an object, holds READ_ACP and WRITE_ACP on it
-// whatever its ACL says, so an owner who granted everything away can still read the
-// ACL and put a new one back. It gives nothing else (no READ, WRITE or FULL_CONTROL),
-// and nothing to anonymous requesters or to an owner without an id.
+// OwnerKeepsACP reports whether r, as the owner, keeps perm (READ_ACP or WRITE_ACP)
+// whatever the ACL says (s3types.OwnerKeepsACP).
 func OwnerKeepsACP(owner Owner, r Requester, perm Permission) bool {
-	return !r.Anonymous && r.ID != "" && r.ID == owner.ID && (perm == PermReadACP || perm == PermWriteACP)
-}
-
-// Allows reports whether the ACL grants perm to r. FULL_CONTROL implies every
-// permission; AllUsers matches everyone, AuthenticatedUsers every signed request. The
-// owner always holds READ_ACP and WRITE_ACP ([OwnerKeepsACP]); every other access
-// comes from grants.
-func (a *ACL) Allows(r Requester, perm Permission) bool {
-	if OwnerKeepsACP(a.Owner, r, perm) {
-		return true
-	}
-	for _, g := range a.Grants {
-		if g.Permission != perm && g.Permission != PermFullControl {
-			continue
-		}
-		switch g.Grantee.Type {
-		case GranteeCanonicalUser:
-			if !r.Anonymous && g.Grantee.ID == r.ID {
-				return true
-			}
-		case GranteeGroup:
-			switch g.Grantee.URI {
-			case GroupAllUsers:
-				return true
-			case GroupAuthenticatedUsers:
-				if !r.Anonymous {
-					return true
-				}
-			}
-		}
-	}
-	return false
+	return s3types.OwnerKeepsACP(owner, r, perm)
 }
 
 // Canned ACL names (x-amz-acl / x-obj-acl).
@@ -185,12 +114,6 @@ func CannedACL(name string, owner, bucketOwner Owner) (ACL, error) {
 
 func userGrant(o Owner, p Permission) Grant {
 	return Grant{Grantee: Grantee{Type: GranteeCanonicalUser, ID: o.ID, DisplayName: o.DisplayName}, Permission: p}
-}
-
-// Clone returns a deep copy.
-func (a ACL) Clone() ACL {
-	a.Grants = slices.Clone(a.Grants)
-	return a
 }
 
 // ACLSpec is the ACL a request asks for: an explicit ACL (an access control policy

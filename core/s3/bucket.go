@@ -194,7 +194,7 @@ func (s *Service) DeleteBucket(ctx context.Context, r Requester, name string) er
 	if busy, err := s.hasUploads(name); err != nil {
 		return err
 	} else if busy {
-		return &Error{MultipartUploadRemaining, "The bucket you tried to delete has multipart uploads in progress"}
+		return &Error{Code: MultipartUploadRemaining, Message: "The bucket you tried to delete has multipart uploads in progress"}
 	}
 	batch := s.db.NewBatch()
 	batch.Delete(bucketKey(name))

@@ -6,7 +6,7 @@ import (
 	"slices"
 )
 
-var errNoSuchPolicy = &Error{NoSuchBucketPolicy, "The bucket policy does not exist"}
+var errNoSuchPolicy = &Error{Code: NoSuchBucketPolicy, Message: "The bucket policy does not exist"}
 
 // ownsBucket reports whether r is b's owner.
 func ownsBucket(b *Bucket, r Requester) bool {

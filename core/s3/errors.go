@@ -1,99 +1,83 @@
 package s3
 
-import (
-	"errors"
-	"fmt"
-)
+import "github.com/cairnkv/cairn/core/s3/s3types"
 
-// Code is an S3 error code, as it appears in the <Code> element of an error body. The
-// object-storage API maps each code to its HTTP status in one table (s3api).
-type Code string
+// The error vocabulary is defined in s3types (shared with the wire packages), with the
+// one table of codes and their HTTP statuses; these aliases keep its names here.
+
+// Code is an S3 error code, as it appears in the <Code> element of an error body.
+type Code = s3types.Code
 
 // The error codes the service returns. Their conditions are listed in
 // ../shared/spec/s3-details.md §3.
 const (
-	AccessDenied              Code = "AccessDenied"
-	BadDigest                 Code = "BadDigest"
-	BucketAlreadyExists       Code = "BucketAlreadyExists"
-	BucketNotEmpty            Code = "BucketNotEmpty"
-	EntityTooLarge            Code = "EntityTooLarge"
-	IncompleteBody            Code = "IncompleteBody"
-	InternalError             Code = "InternalError"
-	InvalidAccessKeyID        Code = "InvalidAccessKeyId"
-	InvalidArgument           Code = "InvalidArgument"
-	InvalidBucketName         Code = "InvalidBucketName"
-	InvalidDigest             Code = "InvalidDigest"
-	InvalidRequest            Code = "InvalidRequest"
-	KeyTooLong                Code = "KeyTooLongError"
-	MalformedACLError         Code = "MalformedACLError"
-	MalformedXML              Code = "MalformedXML"
-	NoSuchBucket              Code = "NoSuchBucket"
-	NoSuchKey                 Code = "NoSuchKey"
-	TooManyBuckets            Code = "TooManyBuckets"
-	UnresolvableGrantByEmail  Code = "UnresolvableGrantByEmailAddress"
-	UserAlreadyExists         Code = "UserAlreadyExists"
-	NoSuchUser                Code = "NoSuchUser"
-	InvalidUserField          Code = "InvalidUserField"
-	XAmzContentSHA256Mismatch Code = "XAmzContentSHA256Mismatch"
-	MultipartUploadRemaining  Code = "MultipartUploadRemaining"
-	PreconditionFailed        Code = "PreconditionFailed"
-	NotModified               Code = "NotModified"
-	MetadataTooLarge          Code = "MetadataTooLarge"
-	SignatureDoesNotMatch     Code = "SignatureDoesNotMatch"
-	RequestTimeTooSkewed      Code = "RequestTimeTooSkewed"
-	NotImplemented            Code = "NotImplemented"
-	MethodNotAllowed          Code = "MethodNotAllowed"
-	MissingContentLength      Code = "MissingContentLength"
-	InvalidRange              Code = "InvalidRange"
-	MalformedPolicy           Code = "MalformedPolicy"
-	NoSuchUpload              Code = "NoSuchUpload"
-	InvalidPart               Code = "InvalidPart"
-	InvalidPartOrder          Code = "InvalidPartOrder"
-	EntityTooSmall            Code = "EntityTooSmall"
-	NoSuchBucketPolicy        Code = "NoSuchBucketPolicy"
-	ServiceUnavailable        Code = "ServiceUnavailable"
+	AccessDenied              = s3types.AccessDenied
+	BadDigest                 = s3types.BadDigest
+	BucketAlreadyExists       = s3types.BucketAlreadyExists
+	BucketNotEmpty            = s3types.BucketNotEmpty
+	EntityTooLarge            = s3types.EntityTooLarge
+	IncompleteBody            = s3types.IncompleteBody
+	InternalError             = s3types.InternalError
+	InvalidAccessKeyID        = s3types.InvalidAccessKeyID
+	InvalidArgument           = s3types.InvalidArgument
+	InvalidBucketName         = s3types.InvalidBucketName
+	InvalidDigest             = s3types.InvalidDigest
+	InvalidRequest            = s3types.InvalidRequest
+	KeyTooLong                = s3types.KeyTooLong
+	MalformedACLError         = s3types.MalformedACLError
+	MalformedXML              = s3types.MalformedXML
+	NoSuchBucket              = s3types.NoSuchBucket
+	NoSuchKey                 = s3types.NoSuchKey
+	TooManyBuckets            = s3types.TooManyBuckets
+	UnresolvableGrantByEmail  = s3types.UnresolvableGrantByEmail
+	UserAlreadyExists         = s3types.UserAlreadyExists
+	NoSuchUser                = s3types.NoSuchUser
+	InvalidUserField          = s3types.InvalidUserField
+	XAmzContentSHA256Mismatch = s3types.XAmzContentSHA256Mismatch
+	MultipartUploadRemaining  = s3types.MultipartUploadRemaining
+	PreconditionFailed        = s3types.PreconditionFailed
+	NotModified               = s3types.NotModified
+	MetadataTooLarge          = s3types.MetadataTooLarge
+	SignatureDoesNotMatch     = s3types.SignatureDoesNotMatch
+	RequestTimeTooSkewed      = s3types.RequestTimeTooSkewed
+	NotImplemented            = s3types.NotImplemented
+	MethodNotAllowed          = s3types.MethodNotAllowed
+	MissingContentLength      = s3types.MissingContentLength
+	InvalidRange              = s3types.InvalidRange
+	MalformedPolicy           = s3types.MalformedPolicy
+	NoSuchUpload              = s3types.NoSuchUpload
+	InvalidPart               = s3types.InvalidPart
+	InvalidPartOrder          = s3types.InvalidPartOrder
+	EntityTooSmall            = s3types.EntityTooSmall
+	NoSuchBucketPolicy        = s3types.NoSuchBucketPolicy
+	ServiceUnavailable        = s3types.ServiceUnavailable
 )
 
 // Error is an error the client caused or must see: an S3 code and a message safe to send.
-type Error struct {
-	Code    Code
-	Message string
-}
-
-// Error implements error.
-func (e *Error) Error() string { return string(e.Code) + ": " + e.Message }
+type Error = s3types.Error
 
 // Errorf returns an *Error with a formatted message.
 func Errorf(code Code, format string, args ...any) *Error {
-	return &Error{Code: code, Message: fmt.Sprintf(format, args...)}
+	return s3types.Errorf(code, format, args...)
 }
 
 // AsError returns the first *Error in err's chain, or nil.
-func AsError(err error) *Error {
-	var e *Error
-	if errors.As(err, &e) {
-		return e
-	}
-	return nil
-}
+func AsError(err error) *Error { return s3types.AsError(err) }
 
 // IsCode reports whether err carries the code c.
-func IsCode(err error, c Code) bool {
-	e := AsError(err)
-	return e != nil && e.Code == c
-}
+func IsCode(err error, c Code) bool { return s3types.IsCode(err, c) }
 
 // The messages AWS sends with the common codes; handlers and the service use them so the
 // wire texts stay the same everywhere.
 var (
-	errNoSuchBucket = &Error{NoSuchBucket, "The specified bucket does not exist"}
-	errNoSuchKey    = &Error{NoSuchKey, "The specified key does not exist."}
-	errAccessDenied = &Error{AccessDenied, "Access Denied"}
-	errNotEmpty     = &Error{BucketNotEmpty, "The bucket you tried to delete is not empty"}
-	errExists       = &Error{BucketAlreadyExists, "The requested bucket name is not available. The bucket namespace is shared by all users of the system. Please select a different name and try again."}
-	errBucketName   = &Error{InvalidBucketName, "The specified bucket is not valid."}
-	errTooMany      = &Error{TooManyBuckets, "You have attempted to create more buckets than allowed"}
-	errKeyTooLong   = &Error{KeyTooLong, "Your key is too long"}
-	errBadDigest    = &Error{BadDigest, "The Content-MD5 you specified did not match what we received."}
-	errIncomplete   = &Error{IncompleteBody, "You did not provide the number of bytes specified by the Content-Length HTTP header"}
+	errNoSuchBucket = &Error{Code: NoSuchBucket, Message: "The specified bucket does not exist"}
+	errNoSuchKey    = &Error{Code: NoSuchKey, Message: "The specified key does not exist."}
+	errAccessDenied = &Error{Code: AccessDenied, Message: "Access Denied"}
+	errNotEmpty     = &Error{Code: BucketNotEmpty, Message: "The bucket you tried to delete is not empty"}
+	errExists       = &Error{Code: BucketAlreadyExists, Message: "The requested bucket name is not available. The bucket namespace is shared by all users of the system. Please select a different name and try again."}
+	errBucketName   = &Error{Code: InvalidBucketName, Message: "The specified bucket is not valid."}
+	errTooMany      = &Error{Code: TooManyBuckets, Message: "You have attempted to create more buckets than allowed"}
+	errKeyTooLong   = &Error{Code: KeyTooLong, Message: "Your key is too long"}
+	errBadDigest    = &Error{Code: BadDigest, Message: "The Content-MD5 you specified did not match what we received."}
+	errIncomplete   = &Error{Code: IncompleteBody, Message: "You did not provide the number of bytes specified by the Content-Length HTTP header"}
 )

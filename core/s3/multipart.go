@@ -16,12 +16,13 @@ import (
 	"strings"
 	"time"
 
+	"github.com/cairnkv/cairn/core/s3/s3types"
 	"github.com/cairnkv/cairn/core/storage"
 )
 
 // Multipart limits.
 const (
-	MaxPartNumber = 10000
+	MaxPartNumber = s3types.MaxPartNumber
 	// DefaultMinPartSize is the smallest part but the last of a completed upload.
 	DefaultMinPartSize = 5 << 20
 	// MaxPartSize is the largest part.
@@ -52,11 +53,8 @@ type PartInfo struct {
 	Extent       Extent    `json:"extent"`
 }
 
-// CompletePart names a part in a completion request.
-type CompletePart struct {
-	Number int
-	ETag   string
-}
+// CompletePart names a part in a completion request (defined in s3types).
+type CompletePart = s3types.CompletePart
 
 // "mu" bucket, key, upload id → Upload; "mp" upload id, 4-byte part number → PartInfo.
 func uploadKey(bucket, key, id string) []byte {
@@ -151,7 +149,7 @@ func (s *Service) expireCompleted(cutoff time.Time) error {
 	return wrapf(s.db.Write(batch, false), "expire completed uploads")
 }
 
-var errNoSuchUpload = &Error{NoSuchUpload, "The specified upload does not exist. The upload ID may be invalid, or the upload may have been aborted or completed."}
+var errNoSuchUpload = &Error{Code: NoSuchUpload, Message: "The specified upload does not exist. The upload ID may be invalid, or the upload may have been aborted or completed."}
 
 // CreateUpload starts a multipart upload (WRITE on the bucket). in gives the object's
 // type, metadata, headers and ACL; its body is not read.

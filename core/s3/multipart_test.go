@@ -220,7 +220,7 @@ func TestCopy(t *testing.T) {
 			}
 			_, err = s.CopyPart(ctx, alice, "src", "k", "src", "assembled", u.ID, 3, 60, 20, nil)
 			wantCode(t, err, InvalidArgument)
-			if _, err := s.CompleteUpload(ctx, alice, "src", "assembled", u.ID, []CompletePart{{1, p1.ETag}, {2, p2.ETag}}); err != nil {
+			if _, err := s.CompleteUpload(ctx, alice, "src", "assembled", u.ID, []CompletePart{{Number: 1, ETag: p1.ETag}, {Number: 2, ETag: p2.ETag}}); err != nil {
 				t.Fatal(err)
 			}
 			if got := read(t, s, alice, "src", "assembled"); !bytes.Equal(got, append(bytes.Clone(data[10:40]), data...)) {
@@ -328,7 +328,7 @@ func TestRetriedCompletion(t *testing.T) {
 		ok   bool
 	}{
 		{"same parts", "k", id, want, true},
-		{"etag in other case, unquoted", "k", id, []CompletePart{{1, strings.ToUpper(strings.Trim(want[0].ETag, `"`))}, want[1]}, true},
+		{"etag in other case, unquoted", "k", id, []CompletePart{{Number: 1, ETag: strings.ToUpper(strings.Trim(want[0].ETag, `"`))}, want[1]}, true},
 		{"fewer parts", "k", id, want[:1], false},
 		{"other upload id", "k", "nope", want, false},
 		{"other key", "other", id, want, false},

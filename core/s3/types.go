@@ -1,6 +1,10 @@
 package s3
 
-import "time"
+import (
+	"time"
+
+	"github.com/cairnkv/cairn/core/s3/s3types"
+)
 
 // Bucket is an S3 bucket record.
 type Bucket struct {
@@ -12,11 +16,8 @@ type Bucket struct {
 	Policy *Policy `json:"policy,omitempty"`
 }
 
-// BucketInfo is one entry of a user's bucket list.
-type BucketInfo struct {
-	Name    string
-	Created time.Time
-}
+// BucketInfo is one entry of a user's bucket list (defined in s3types).
+type BucketInfo = s3types.BucketInfo
 
 // MetaPair is one user metadata entry: the header name without its x-amz-meta- (or
 // x-obj-meta-) prefix, lower-cased, and the value.
@@ -70,14 +71,8 @@ func (m *Manifest) Extents() []Extent {
 	return []Extent{{ID: m.UUID, Size: m.Size, ChunkSize: m.ChunkSize, Blob: m.Blob}}
 }
 
-// ObjectInfo is one entry of an object listing.
-type ObjectInfo struct {
-	Key          string
-	Size         int64
-	ETag         string
-	LastModified time.Time
-	Owner        Owner
-}
+// ObjectInfo is one entry of an object listing (defined in s3types).
+type ObjectInfo = s3types.ObjectInfo
 
 // ListOptions select the objects a listing returns.
 type ListOptions struct {
@@ -89,12 +84,5 @@ type ListOptions struct {
 	MaxKeys int
 }
 
-// Listing is one page of an object listing, keys in byte order.
-type Listing struct {
-	Objects        []ObjectInfo
-	CommonPrefixes []string
-	// Truncated says more entries follow; NextMarker is then the last key or common
-	// prefix of this page (the After of the next).
-	Truncated  bool
-	NextMarker string
-}
+// Listing is one page of an object listing, keys in byte order (defined in s3types).
+type Listing = s3types.Listing

@@ -126,7 +126,7 @@ func (s *Service) createUser(ctx context.Context, nu NewUser, system bool) (*Use
 	if ok, err := s.db.Has(emailKey(nu.Email)); err != nil {
 		return nil, fmt.Errorf("s3: create user: %w", err)
 	} else if ok {
-		return nil, &Error{UserAlreadyExists, "The specified email address has already been registered. Email addresses must be unique among all users of the system. Please try again with a different email address."}
+		return nil, &Error{Code: UserAlreadyExists, Message: "The specified email address has already been registered. Email addresses must be unique among all users of the system. Please try again with a different email address."}
 	}
 	u := &User{Name: nu.Name, Email: nu.Email, DisplayName: displayNameOf(nu.Email), Status: StatusEnabled,
 		Created: time.Now().UTC().Truncate(time.Millisecond), KeyID: nu.KeyID, KeySecret: nu.KeySecret}
@@ -277,7 +277,7 @@ func (s *Service) UpdateUser(ctx context.Context, keyID string, up UserUpdate, b
 		if ok, err := s.db.Has(emailKey(e)); err != nil {
 			return nil, fmt.Errorf("s3: update user: %w", err)
 		} else if ok {
-			return nil, &Error{UserAlreadyExists, "The specified email address has already been registered."}
+			return nil, &Error{Code: UserAlreadyExists, Message: "The specified email address has already been registered."}
 		}
 		b.Delete(emailKey(u.Email))
 		b.Put(emailKey(e), []byte(u.KeyID))
@@ -287,7 +287,7 @@ func (s *Service) UpdateUser(ctx context.Context, keyID string, up UserUpdate, b
 		switch *up.Status {
 		case StatusEnabled:
 			if u.Status != StatusEnabled && !byAdmin {
-				return nil, &Error{AccessDenied, "Only the administrator may enable a user"}
+				return nil, &Error{Code: AccessDenied, Message: "Only the administrator may enable a user"}
 			}
 		case StatusDisabled:
 		default:

@@ -5,15 +5,12 @@ import (
 
 	"github.com/cairnkv/cairn/core/httpx"
 	"github.com/cairnkv/cairn/core/s3"
+	"github.com/cairnkv/cairn/core/s3/s3types"
 	"github.com/cairnkv/cairn/core/s3api/s3xml"
 )
 
 // maxDeleteBody bounds the body of a multi-object delete (1000 keys of 1024 bytes fit).
 const maxDeleteBody = 2 << 20
-
-// codeNoSuchVersion is the per-key error of a multi-object delete naming a version other
-// than "null" (objects here have no other version).
-const codeNoSuchVersion s3.Code = "NoSuchVersion"
 
 // deleteObjects answers POST Bucket ?delete: every object the Delete document names is
 // deleted as DELETE Object would, and the answer reports each key as Deleted (left out
@@ -55,7 +52,8 @@ func (c *call) deleteObjects() {
 		}
 		out := s3xml.DeleteOutcome{Key: o.Key, VersionID: o.VersionID}
 		if o.VersionID != "" && o.VersionID != "null" {
-			out.Code, out.Message = codeNoSuchVersion, "The specified version does not exist."
+			// objects here have no version but "null"
+			out.Code, out.Message = s3types.NoSuchVersion, "The specified version does not exist."
 		} else if err := c.a.svc.DeleteObject(ctx, c.who, c.bucket, o.Key); err != nil {
 			e := s3.AsError(err)
 			if e == nil {

@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/cairnkv/cairn/core/s3"
+	"github.com/cairnkv/cairn/core/s3/s3types"
 )
 
 func deleteBody(quiet bool, keys ...string) string {
@@ -147,7 +148,7 @@ func TestDeleteObjects(t *testing.T) {
 		{"no objects", 400, s3.MalformedXML, map[string]string{"Content-MD5": md5b64(deleteBody(true))}, deleteBody(true), ""},
 		{"1001 objects", 400, s3.MalformedXML, map[string]string{"Content-MD5": md5b64(tooMany)}, tooMany, ""},
 		{"missing bucket", 404, s3.NoSuchBucket, map[string]string{"Content-MD5": md5b64(body)}, body, "/nobkt"},
-		{"too big", 400, codeMaxMessageLengthExceed, map[string]string{"Content-MD5": md5b64(strings.Repeat(" ", maxDeleteBody+1))},
+		{"too big", 400, s3types.MaxMessageLengthExceeded, map[string]string{"Content-MD5": md5b64(strings.Repeat(" ", maxDeleteBody+1))},
 			strings.Repeat(" ", maxDeleteBody+1), ""},
 		// A trailer needs an aws-chunked body with trailers: on a plain body it is no
 		// integrity check.

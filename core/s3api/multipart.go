@@ -197,7 +197,27 @@ func (c *call) listParts(uploadID string) {
 		parts = nil
 	}
 	c.writeXML(s3xml.MarshalListParts(s3xml.PartList{Bucket: c.bucket, Key: c.key, UploadID: uploadID,
-		Initiator: u.Owner, Owner: u.Owner, PartNumberMarker: marker, MaxParts: maxParts, Truncated: truncated, Parts: parts}))
+		Initiator: u.Owner, Owner: u.Owner, PartNumberMarker: marker, MaxParts: maxParts, Truncated: truncated, Parts: xmlParts(parts)}))
+}
+
+// xmlParts returns the parts as a ListParts answer lists them.
+func xmlParts(parts []s3.PartInfo) []s3xml.Part {
+	out := make([]s3xml.Part, len(parts))
+	for i, p := range parts {
+		out[i] = s3xml.Part{Number: p.Number, LastModified: p.LastModified, ETag: p.ETag, Size: p.Extent.Size}
+	}
+	return out
+}
+
+// xmlUploads returns a page of uploads as a ListMultipartUploads answer lists it.
+func xmlUploads(l *s3.UploadListing) *s3xml.UploadPage {
+	page := &s3xml.UploadPage{Uploads: make([]s3xml.Upload, len(l.Uploads)), CommonPrefixes: l.CommonPrefixes,
+		Truncated: l.Truncated, NextKeyMarker: l.NextKeyMarker, NextUploadIDMarker: l.NextUploadIDMarker}
+	for i := range l.Uploads {
+		u := &l.Uploads[i]
+		page.Uploads[i] = s3xml.Upload{Key: u.Key, ID: u.ID, Owner: u.Owner, Initiated: u.Initiated}
+	}
+	return page
 }
 
 // listUploads answers GET Bucket ?uploads: the uploads in progress after key-marker
@@ -236,5 +256,5 @@ func (c *call) listUploads() {
 			NextKeyMarker: opts.KeyMarker, NextUploadIDMarker: opts.UploadIDMarker}
 	}
 	c.writeXML(s3xml.MarshalListUploads(s3xml.UploadList{Bucket: c.bucket, Prefix: opts.Prefix, Delimiter: opts.Delimiter,
-		KeyMarker: opts.KeyMarker, UploadIDMarker: q.Get("upload-id-marker"), MaxUploads: n, EncodingURL: encURL, Listing: l}))
+		KeyMarker: opts.KeyMarker, UploadIDMarker: q.Get("upload-id-marker"), MaxUploads: n, EncodingURL: encURL, Listing: xmlUploads(l)}))
 }

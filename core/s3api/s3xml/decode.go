@@ -8,18 +8,20 @@ import (
 	"io"
 	"strings"
 
-	"github.com/cairnkv/cairn/core/s3"
+	"github.com/cairnkv/cairn/core/s3/s3types"
 )
 
 // msgMalformedXML is the text of MalformedXML (the same as MalformedACLError's).
 const msgMalformedXML = "The XML you provided was not well-formed or did not validate against our published schema"
 
-func errMalformedXML() error { return &s3.Error{Code: s3.MalformedXML, Message: msgMalformedXML} }
+func errMalformedXML() error {
+	return &s3types.Error{Code: s3types.MalformedXML, Message: msgMalformedXML}
+}
 
 // Decode unmarshals an XML request body into v with encoding/xml (element names in
 // struct tags without a namespace match any namespace). Only white space, comments and
 // processing instructions may follow the root element. Any failure is a 400
-// MalformedXML *s3.Error; v may then be partly filled.
+// MalformedXML *s3types.Error; v may then be partly filled.
 func Decode(body []byte, v any) error {
 	if err := decodeStrict(body, v); err != nil {
 		return errMalformedXML()
@@ -78,7 +80,7 @@ type createBucketDoc struct {
 // and returns the location constraint, trimmed ("" when the body is empty or only
 // white space, or has no LocationConstraint). Other child elements are ignored. A body
 // that is not XML or whose root is not CreateBucketConfiguration is a 400 MalformedXML
-// *s3.Error.
+// *s3types.Error.
 func ParseCreateBucketConfiguration(body []byte) (location string, err error) {
 	if len(bytes.Trim(body, " \t\r\n")) == 0 {
 		return "", nil

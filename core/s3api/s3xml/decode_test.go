@@ -3,7 +3,7 @@ package s3xml
 import (
 	"testing"
 
-	"github.com/cairnkv/cairn/core/s3"
+	"github.com/cairnkv/cairn/core/s3/s3types"
 )
 
 func TestParseCreateBucketConfiguration(t *testing.T) {
@@ -37,7 +37,7 @@ func TestParseCreateBucketConfiguration(t *testing.T) {
 		"<CreateBucketConfiguration>&bogus;</CreateBucketConfiguration>",
 	} {
 		_, err := ParseCreateBucketConfiguration([]byte(bad))
-		wantCode(t, err, s3.MalformedXML, msgMalformedXML)
+		wantCode(t, err, s3types.MalformedXML, msgMalformedXML)
 	}
 }
 
@@ -57,6 +57,6 @@ func TestDecode(t *testing.T) {
 		t.Fatalf("%+v", d)
 	}
 	for _, bad := range []string{"", "<Delete>", "<Delete></Delete>x", "<Delete><Quiet>maybe</Quiet></Delete>"} {
-		wantCode(t, Decode([]byte(bad), &d), s3.MalformedXML, "")
+		wantCode(t, Decode([]byte(bad), &d), s3types.MalformedXML, "")
 	}
 }

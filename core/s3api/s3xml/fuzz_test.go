@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/cairnkv/cairn/core/s3"
+	"github.com/cairnkv/cairn/core/s3/s3types"
 )
 
 // fuzzResolver knows every id and address except those containing "unknown"; a user's
@@ -13,16 +13,16 @@ import (
 // the user of an address is the user of its id).
 type fuzzResolver struct{}
 
-func (fuzzResolver) UserByID(id string) (s3.Owner, error) {
+func (fuzzResolver) UserByID(id string) (s3types.Owner, error) {
 	if strings.Contains(id, "unknown") {
-		return s3.Owner{}, ErrUnknownUser
+		return s3types.Owner{}, ErrUnknownUser
 	}
-	return s3.Owner{ID: id, DisplayName: "name of " + id}, nil
+	return s3types.Owner{ID: id, DisplayName: "name of " + id}, nil
 }
 
-func (fuzzResolver) UserByEmail(email string) (s3.Owner, error) {
+func (fuzzResolver) UserByEmail(email string) (s3types.Owner, error) {
 	if strings.Contains(email, "unknown") {
-		return s3.Owner{}, ErrUnknownUser
+		return s3types.Owner{}, ErrUnknownUser
 	}
 	return fuzzResolver{}.UserByID("id-" + email)
 }
@@ -36,8 +36,8 @@ func FuzzParseACL(f *testing.F) {
 	f.Fuzz(func(t *testing.T, body string) {
 		acl, err := ParseACL([]byte(body), fuzzResolver{})
 		if err != nil {
-			if s3.AsError(err) == nil {
-				t.Fatalf("error is not an *s3.Error: %v", err)
+			if s3types.AsError(err) == nil {
+				t.Fatalf("error is not an *s3types.Error: %v", err)
 			}
 			return
 		}
@@ -45,16 +45,16 @@ func FuzzParseACL(f *testing.F) {
 			t.Fatalf("accepted %+v", acl)
 		}
 		for _, g := range acl.Grants {
-			if !s3.ValidPermission(g.Permission) {
+			if !s3types.ValidPermission(g.Permission) {
 				t.Fatalf("bad permission %q", g.Permission)
 			}
 			switch g.Grantee.Type {
-			case s3.GranteeCanonicalUser:
+			case s3types.GranteeCanonicalUser:
 				if g.Grantee.ID == "" || g.Grantee.URI != "" {
 					t.Fatalf("bad user grantee %+v", g.Grantee)
 				}
-			case s3.GranteeGroup:
-				if !s3.ValidGroup(g.Grantee.URI) || g.Grantee.ID != "" {
+			case s3types.GranteeGroup:
+				if !s3types.ValidGroup(g.Grantee.URI) || g.Grantee.ID != "" {
 					t.Fatalf("bad group grantee %+v", g.Grantee)
 				}
 			default:
@@ -80,14 +80,14 @@ func FuzzParseGrantHeaders(f *testing.F) {
 	f.Add(`id="`, `,`)
 	f.Fuzz(func(t *testing.T, read, writeACP string) {
 		h := map[string][]string{"x-amz-grant-read": {read}, "x-obj-grant-write-acp": {writeACP}}
-		owner := s3.Owner{ID: "o", DisplayName: "own"}
+		owner := s3types.Owner{ID: "o", DisplayName: "own"}
 		acl, present, err := ParseGrantHeaders(headers(h), owner, fuzzResolver{})
 		if !present {
 			t.Fatal("present = false")
 		}
 		if err != nil {
-			if s3.AsError(err) == nil {
-				t.Fatalf("error is not an *s3.Error: %v", err)
+			if s3types.AsError(err) == nil {
+				t.Fatalf("error is not an *s3types.Error: %v", err)
 			}
 			return
 		}
@@ -99,13 +99,13 @@ func FuzzParseGrantHeaders(f *testing.F) {
 		var again = map[string][]string{}
 		for _, g := range acl.Grants {
 			name := GrantHeaderPrefix + "read"
-			if g.Permission == s3.PermWriteACP {
+			if g.Permission == s3types.PermWriteACP {
 				name = GrantHeaderPrefix + "write-acp"
-			} else if g.Permission != s3.PermRead {
+			} else if g.Permission != s3types.PermRead {
 				t.Fatalf("unexpected permission %q", g.Permission)
 			}
 			item := `uri="` + g.Grantee.URI + `"`
-			if g.Grantee.Type == s3.GranteeCanonicalUser {
+			if g.Grantee.Type == s3types.GranteeCanonicalUser {
 				if strings.Contains(g.Grantee.ID, `"`) {
 					return // cannot be quoted; the syntax has no escapes
 				}

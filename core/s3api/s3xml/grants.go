@@ -3,7 +3,7 @@ package s3xml
 import (
 	"strings"
 
-	"github.com/cairnkv/cairn/core/s3"
+	"github.com/cairnkv/cairn/core/s3/s3types"
 )
 
 // grantHeaders lists the grant header suffixes (after "x-amz-grant-" or
@@ -12,13 +12,13 @@ import (
 // lists them on AWS.
 var grantHeaders = [...]struct {
 	suffix string
-	perm   s3.Permission
+	perm   s3types.Permission
 }{
-	{"read", s3.PermRead},
-	{"write", s3.PermWrite},
-	{"read-acp", s3.PermReadACP},
-	{"write-acp", s3.PermWriteACP},
-	{"full-control", s3.PermFullControl},
+	{"read", s3types.PermRead},
+	{"write", s3types.PermWrite},
+	{"read-acp", s3types.PermReadACP},
+	{"write-acp", s3types.PermWriteACP},
+	{"full-control", s3types.PermFullControl},
 }
 
 // The prefixes of the grant header names: the real one and the interface's neutral
@@ -30,7 +30,7 @@ const (
 
 // A grantee named in a header, before resolution.
 type headerGrant struct {
-	perm  s3.Permission
+	perm  s3types.Permission
 	key   string // "id", "emailaddress" or "uri"
 	value string
 }
@@ -53,11 +53,11 @@ type headerGrant struct {
 // the order written. id and emailAddress grants are resolved with res to
 // CanonicalUser grants with the user's display name; uri must name a predefined group.
 //
-// Errors are *s3.Error: InvalidArgument for bad syntax, an unknown key, a uri that is
+// Errors are *s3types.Error: InvalidArgument for bad syntax, an unknown key, a uri that is
 // not a predefined group, more than [MaxGrants] grants, or an unknown canonical id
 // ("Invalid id"); UnresolvableGrantByEmailAddress for an unknown e-mail address.
 // Resolver failures other than an unknown user are returned wrapped.
-func ParseGrantHeaders(get func(name string) []string, owner s3.Owner, res Resolver) (acl s3.ACL, present bool, err error) {
+func ParseGrantHeaders(get func(name string) []string, owner s3types.Owner, res Resolver) (acl s3types.ACL, present bool, err error) {
 	var pending []headerGrant
 	for _, h := range grantHeaders {
 		for _, prefix := range [...]string{GrantHeaderPrefix, GrantHeaderPrefixNeutral} {
@@ -65,39 +65,39 @@ func ParseGrantHeaders(get func(name string) []string, owner s3.Owner, res Resol
 			for _, v := range get(name) {
 				present = true
 				if pending, err = parseGrantValue(pending, name, v, h.perm); err != nil {
-					return s3.ACL{}, true, err
+					return s3types.ACL{}, true, err
 				}
 			}
 		}
 	}
 	if !present {
-		return s3.ACL{}, false, nil
+		return s3types.ACL{}, false, nil
 	}
-	acl = s3.ACL{Owner: owner, Grants: make([]s3.Grant, 0, len(pending))}
+	acl = s3types.ACL{Owner: owner, Grants: make([]s3types.Grant, 0, len(pending))}
 	for _, p := range pending {
-		var g s3.Grantee
+		var g s3types.Grantee
 		switch p.key {
 		case "id":
 			g, err = resolveID(res, p.value)
 		case "emailaddress":
 			g, err = resolveEmail(res, p.value)
 		default:
-			g = s3.Grantee{Type: s3.GranteeGroup, URI: p.value}
+			g = s3types.Grantee{Type: s3types.GranteeGroup, URI: p.value}
 		}
 		if err != nil {
-			return s3.ACL{}, true, err
+			return s3types.ACL{}, true, err
 		}
-		acl.Grants = append(acl.Grants, s3.Grant{Grantee: g, Permission: p.perm})
+		acl.Grants = append(acl.Grants, s3types.Grant{Grantee: g, Permission: p.perm})
 	}
 	return acl, true, nil
 }
 
 func grantSyntaxError(header, what string) error {
-	return s3.Errorf(s3.InvalidArgument, "Invalid value of header %s: %s", header, what)
+	return s3types.Errorf(s3types.InvalidArgument, "Invalid value of header %s: %s", header, what)
 }
 
 // parseGrantValue appends the grants of one header value to out.
-func parseGrantValue(out []headerGrant, header, v string, perm s3.Permission) ([]headerGrant, error) {
+func parseGrantValue(out []headerGrant, header, v string, perm s3types.Permission) ([]headerGrant, error) {
 	isSpace := func(c byte) bool { return c == ' ' || c == '\t' }
 	i, n := 0, len(v)
 	for {
@@ -146,11 +146,11 @@ func parseGrantValue(out []headerGrant, header, v string, perm s3.Permission) ([
 		if val == "" {
 			return nil, grantSyntaxError(header, "empty grantee")
 		}
-		if key == "uri" && !s3.ValidGroup(val) {
+		if key == "uri" && !s3types.ValidGroup(val) {
 			return nil, grantSyntaxError(header, "uri must name a predefined group")
 		}
 		if len(out) >= MaxGrants {
-			return nil, s3.Errorf(s3.InvalidArgument, "Too many grants (at most %d)", MaxGrants)
+			return nil, s3types.Errorf(s3types.InvalidArgument, "Too many grants (at most %d)", MaxGrants)
 		}
 		out = append(out, headerGrant{perm: perm, key: key, value: val})
 		if i == n {

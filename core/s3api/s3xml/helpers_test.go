@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/cairnkv/cairn/core/s3"
+	"github.com/cairnkv/cairn/core/s3/s3types"
 )
 
 // Canonical ids of the fake users.
@@ -19,50 +19,50 @@ const (
 )
 
 // fakeResolver knows alice and bob; "boom" ids and addresses fail with an internal
-// error, "nosuch" ones with s3.NoSuchUser.
+// error, "nosuch" ones with s3types.NoSuchUser.
 type fakeResolver struct {
-	byID    map[string]s3.Owner
-	byEmail map[string]s3.Owner
+	byID    map[string]s3types.Owner
+	byEmail map[string]s3types.Owner
 	calls   int
 }
 
 func newResolver() *fakeResolver {
-	alice := s3.Owner{ID: idAlice, DisplayName: "alice"}
-	bob := s3.Owner{ID: idBob, DisplayName: "bob"}
+	alice := s3types.Owner{ID: idAlice, DisplayName: "alice"}
+	bob := s3types.Owner{ID: idBob, DisplayName: "bob"}
 	return &fakeResolver{
-		byID:    map[string]s3.Owner{idAlice: alice, idBob: bob},
-		byEmail: map[string]s3.Owner{"alice@example.com": alice, "bob@example.com": bob},
+		byID:    map[string]s3types.Owner{idAlice: alice, idBob: bob},
+		byEmail: map[string]s3types.Owner{"alice@example.com": alice, "bob@example.com": bob},
 	}
 }
 
 var errBoom = errors.New("backend down")
 
-func (r *fakeResolver) UserByID(id string) (s3.Owner, error) {
+func (r *fakeResolver) UserByID(id string) (s3types.Owner, error) {
 	r.calls++
 	switch id {
 	case "boom":
-		return s3.Owner{}, errBoom
+		return s3types.Owner{}, errBoom
 	case "nosuch":
-		return s3.Owner{}, s3.Errorf(s3.NoSuchUser, "The specified user does not exist")
+		return s3types.Owner{}, s3types.Errorf(s3types.NoSuchUser, "The specified user does not exist")
 	}
 	if o, ok := r.byID[id]; ok {
 		return o, nil
 	}
-	return s3.Owner{}, fmt.Errorf("lookup %q: %w", id, ErrUnknownUser)
+	return s3types.Owner{}, fmt.Errorf("lookup %q: %w", id, ErrUnknownUser)
 }
 
-func (r *fakeResolver) UserByEmail(email string) (s3.Owner, error) {
+func (r *fakeResolver) UserByEmail(email string) (s3types.Owner, error) {
 	r.calls++
 	switch email {
 	case "boom@example.com":
-		return s3.Owner{}, errBoom
+		return s3types.Owner{}, errBoom
 	case "nosuch@example.com":
-		return s3.Owner{}, s3.Errorf(s3.NoSuchUser, "The specified user does not exist")
+		return s3types.Owner{}, s3types.Errorf(s3types.NoSuchUser, "The specified user does not exist")
 	}
 	if o, ok := r.byEmail[email]; ok {
 		return o, nil
 	}
-	return s3.Owner{}, ErrUnknownUser
+	return s3types.Owner{}, ErrUnknownUser
 }
 
 // wellFormed fails the test when doc is not a single well-formed XML element after the
@@ -97,13 +97,13 @@ func wellFormed(t testing.TB, doc []byte) {
 	}
 }
 
-// wantCode fails the test unless err is an *s3.Error with the code (and, if msg is not
+// wantCode fails the test unless err is an *s3types.Error with the code (and, if msg is not
 // empty, the message).
-func wantCode(t testing.TB, err error, code s3.Code, msg string) {
+func wantCode(t testing.TB, err error, code s3types.Code, msg string) {
 	t.Helper()
-	e := s3.AsError(err)
+	e := s3types.AsError(err)
 	if e == nil {
-		t.Fatalf("err = %v (%T), want *s3.Error %s", err, err, code)
+		t.Fatalf("err = %v (%T), want *s3types.Error %s", err, err, code)
 	}
 	if e.Code != code {
 		t.Fatalf("code = %s (%q), want %s", e.Code, e.Message, code)

@@ -1,7 +1,7 @@
 package s3xml
 
 import (
-	"github.com/cairnkv/cairn/core/s3"
+	"github.com/cairnkv/cairn/core/s3/s3types"
 )
 
 // MarshalBuckets renders the answer of GET Service:
@@ -10,7 +10,7 @@ import (
 //	<Bucket><Name/><CreationDate/></Bucket>…</Buckets></ListAllMyBucketsResult>
 //
 // (on one line; <Buckets></Buckets> when there are none).
-func MarshalBuckets(owner s3.Owner, buckets []s3.BucketInfo) []byte {
+func MarshalBuckets(owner s3types.Owner, buckets []s3types.BucketInfo) []byte {
 	w := NewWriter("ListAllMyBucketsResult", true, 256+100*len(buckets))
 	writeOwner(w, owner)
 	w.Open("Buckets")
@@ -31,7 +31,7 @@ type ListV1 struct {
 	// EncodingURL is set when the request had encoding-type=url.
 	EncodingURL bool
 	// Listing is the page; nil lists nothing.
-	Listing *s3.Listing
+	Listing *s3types.Listing
 }
 
 // MarshalListV1 renders a ListBucketResult (ListObjects version 1), elements in this
@@ -52,7 +52,7 @@ type ListV1 struct {
 func MarshalListV1(l ListV1) []byte {
 	ls := l.Listing
 	if ls == nil {
-		ls = &s3.Listing{}
+		ls = &s3types.Listing{}
 	}
 	enc := l.EncodingURL
 	w := NewWriter("ListBucketResult", true, listSizeHint(ls, true))
@@ -85,7 +85,7 @@ type ListV2 struct {
 	// fetch-owner=true.
 	EncodingURL, FetchOwner bool
 	// Listing is the page; nil lists nothing.
-	Listing *s3.Listing
+	Listing *s3types.Listing
 }
 
 // MarshalListV2 renders a ListBucketResult (ListObjectsV2), elements in this order:
@@ -104,7 +104,7 @@ type ListV2 struct {
 func MarshalListV2(l ListV2) []byte {
 	ls := l.Listing
 	if ls == nil {
-		ls = &s3.Listing{}
+		ls = &s3types.Listing{}
 	}
 	enc := l.EncodingURL
 	w := NewWriter("ListBucketResult", true, listSizeHint(ls, l.FetchOwner))
@@ -133,7 +133,7 @@ func MarshalListV2(l ListV2) []byte {
 }
 
 // writeEntries writes the Contents and CommonPrefixes of a listing page.
-func writeEntries(w *Writer, ls *s3.Listing, enc, owner bool) {
+func writeEntries(w *Writer, ls *s3types.Listing, enc, owner bool) {
 	for i := range ls.Objects {
 		o := &ls.Objects[i]
 		w.Open("Contents")
@@ -155,7 +155,7 @@ func writeEntries(w *Writer, ls *s3.Listing, enc, owner bool) {
 }
 
 // nextMarker is the NextMarker of a truncated page.
-func nextMarker(ls *s3.Listing) string {
+func nextMarker(ls *s3types.Listing) string {
 	if ls.NextMarker != "" {
 		return ls.NextMarker
 	}
@@ -170,7 +170,7 @@ func nextMarker(ls *s3.Listing) string {
 }
 
 // listSizeHint estimates the size of a listing document.
-func listSizeHint(ls *s3.Listing, owner bool) int {
+func listSizeHint(ls *s3types.Listing, owner bool) int {
 	per := 240
 	if owner {
 		per += 140

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/cairnkv/cairn/core/s3"
+	"github.com/cairnkv/cairn/core/s3/s3types"
 )
 
 const nsAttr = ` xmlns="http://s3.amazonaws.com/doc/2006-03-01/"`
@@ -20,13 +20,13 @@ var (
 )
 
 func TestMarshalBucketsGolden(t *testing.T) {
-	owner := s3.Owner{ID: idAlice, DisplayName: "alice"}
+	owner := s3types.Owner{ID: idAlice, DisplayName: "alice"}
 	tests := []struct {
 		name    string
-		buckets []s3.BucketInfo
+		buckets []s3types.BucketInfo
 		want    string
 	}{
-		{"two", []s3.BucketInfo{{Name: "b1", Created: t1}, {Name: "b2", Created: t2}}, Header + lines(
+		{"two", []s3types.BucketInfo{{Name: "b1", Created: t1}, {Name: "b2", Created: t2}}, Header + lines(
 			`<ListAllMyBucketsResult`+nsAttr+`>`,
 			`<Owner><ID>`+idAlice+`</ID><DisplayName>alice</DisplayName></Owner>`,
 			`<Buckets>`,
@@ -49,11 +49,11 @@ func TestMarshalBucketsGolden(t *testing.T) {
 	}
 }
 
-func sampleListing(truncated bool, next string) *s3.Listing {
-	return &s3.Listing{
-		Objects: []s3.ObjectInfo{
-			{Key: "p/a", Size: 3, ETag: "900150983cd24fb0d6963f7d28e17f72", LastModified: t1, Owner: s3.Owner{ID: idAlice, DisplayName: "alice"}},
-			{Key: "p/b&c", Size: 0, ETag: `"d41d8cd98f00b204e9800998ecf8427e"`, LastModified: t2, Owner: s3.Owner{ID: idBob, DisplayName: "bob"}},
+func sampleListing(truncated bool, next string) *s3types.Listing {
+	return &s3types.Listing{
+		Objects: []s3types.ObjectInfo{
+			{Key: "p/a", Size: 3, ETag: "900150983cd24fb0d6963f7d28e17f72", LastModified: t1, Owner: s3types.Owner{ID: idAlice, DisplayName: "alice"}},
+			{Key: "p/b&c", Size: 0, ETag: `"d41d8cd98f00b204e9800998ecf8427e"`, LastModified: t2, Owner: s3types.Owner{ID: idBob, DisplayName: "bob"}},
 		},
 		CommonPrefixes: []string{"p/sub/"},
 		Truncated:      truncated,
@@ -96,7 +96,7 @@ func TestMarshalListV1Golden(t *testing.T) {
 			contentsB, ownerB, `</Contents>`,
 			`<CommonPrefixes><Prefix>p/sub/</Prefix></CommonPrefixes>`,
 			`</ListBucketResult>`)},
-		{"truncated, next marker derived", ListV1{Bucket: "b", MaxKeys: 2, Listing: &s3.Listing{
+		{"truncated, next marker derived", ListV1{Bucket: "b", MaxKeys: 2, Listing: &s3types.Listing{
 			Objects: sampleListing(false, "").Objects, Truncated: true}}, Header + lines(
 			`<ListBucketResult`+nsAttr+`>`,
 			`<Name>b</Name><Prefix></Prefix><Marker></Marker><MaxKeys>2</MaxKeys>`,
@@ -104,8 +104,8 @@ func TestMarshalListV1Golden(t *testing.T) {
 			contentsA, ownerA, `</Contents>`,
 			contentsB, ownerB, `</Contents>`,
 			`</ListBucketResult>`)},
-		{"url encoding", ListV1{Bucket: "b", Prefix: "a b+\n", Marker: "a b+/0", Delimiter: "+", MaxKeys: 1000, EncodingURL: true, Listing: &s3.Listing{
-			Objects:        []s3.ObjectInfo{{Key: "a b+/1%é", Size: 1, ETag: "e", LastModified: t1}},
+		{"url encoding", ListV1{Bucket: "b", Prefix: "a b+\n", Marker: "a b+/0", Delimiter: "+", MaxKeys: 1000, EncodingURL: true, Listing: &s3types.Listing{
+			Objects:        []s3types.ObjectInfo{{Key: "a b+/1%é", Size: 1, ETag: "e", LastModified: t1}},
 			CommonPrefixes: []string{"a b++"}, Truncated: true, NextMarker: "a b++"}}, Header + lines(
 			`<ListBucketResult`+nsAttr+`>`,
 			"<Name>b</Name><Prefix>a b+\n</Prefix><Marker>a%20b%2B/0</Marker><MaxKeys>1000</MaxKeys>",
@@ -158,8 +158,8 @@ func TestMarshalListV2Golden(t *testing.T) {
 			`<Name>b</Name><Prefix></Prefix><KeyCount>0</KeyCount><MaxKeys>0</MaxKeys>`,
 			`<IsTruncated>false</IsTruncated></ListBucketResult>`)},
 		{"url encoding", ListV2{Bucket: "b", Prefix: "a b", Delimiter: "/", StartAfter: "a b/%", ContinuationToken: "t+/=", MaxKeys: 5,
-			EncodingURL: true, Listing: &s3.Listing{
-				Objects:        []s3.ObjectInfo{{Key: "a b/c+d", Size: 7, ETag: "e", LastModified: t1}},
+			EncodingURL: true, Listing: &s3types.Listing{
+				Objects:        []s3types.ObjectInfo{{Key: "a b/c+d", Size: 7, ETag: "e", LastModified: t1}},
 				CommonPrefixes: []string{"a b/x y/"}}}, Header + lines(
 			`<ListBucketResult`+nsAttr+`>`,
 			`<Name>b</Name><Prefix>a%20b</Prefix><KeyCount>2</KeyCount><MaxKeys>5</MaxKeys>`,
@@ -224,9 +224,9 @@ var trickyKeys = []string{
 }
 
 func TestURLEncodingRoundTrip(t *testing.T) {
-	l := &s3.Listing{Truncated: true}
+	l := &s3types.Listing{Truncated: true}
 	for _, k := range trickyKeys {
-		l.Objects = append(l.Objects, s3.ObjectInfo{Key: k})
+		l.Objects = append(l.Objects, s3types.ObjectInfo{Key: k})
 		l.CommonPrefixes = append(l.CommonPrefixes, k+"/")
 	}
 	decoders := map[string]func(string) (string, error){
@@ -348,12 +348,12 @@ func TestWriterHelpers(t *testing.T) {
 }
 
 // page builds a 1000-key listing page.
-func page() *s3.Listing {
-	l := &s3.Listing{Truncated: true}
+func page() *s3types.Listing {
+	l := &s3types.Listing{Truncated: true}
 	for i := range 1000 {
-		l.Objects = append(l.Objects, s3.ObjectInfo{
+		l.Objects = append(l.Objects, s3types.ObjectInfo{
 			Key: fmt.Sprintf("photos/2024/%04d/img %d+final.jpg", i/10, i), Size: int64(i * 1000),
-			ETag: "d41d8cd98f00b204e9800998ecf8427e", LastModified: t2, Owner: s3.Owner{ID: idAlice, DisplayName: "alice"},
+			ETag: "d41d8cd98f00b204e9800998ecf8427e", LastModified: t2, Owner: s3types.Owner{ID: idAlice, DisplayName: "alice"},
 		})
 	}
 	l.NextMarker = l.Objects[999].Key

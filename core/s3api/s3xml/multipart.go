@@ -5,14 +5,14 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/cairnkv/cairn/core/s3"
+	"github.com/cairnkv/cairn/core/s3/s3types"
 )
 
 // Limits of the request documents of this file.
 const (
 	// MaxCompleteParts bounds the parts a CompleteMultipartUpload document may name
 	// (one per part number).
-	MaxCompleteParts = s3.MaxPartNumber
+	MaxCompleteParts = s3types.MaxPartNumber
 	// MaxDeleteObjects bounds the objects of one multi-object Delete document (S3's
 	// limit; more is MalformedXML).
 	MaxDeleteObjects = 1000
@@ -47,9 +47,9 @@ type completeDoc struct {
 // (quotes are kept; the service ignores them). Order, existence and sizes of the parts
 // are the service's to check. A body that is not such a document, a part without a
 // decimal PartNumber or without an ETag, no parts at all, or more than
-// [MaxCompleteParts] parts is a 400 MalformedXML *s3.Error. The caller bounds the body
+// [MaxCompleteParts] parts is a 400 MalformedXML *s3types.Error. The caller bounds the body
 // size.
-func ParseCompleteMultipartUpload(body []byte) ([]s3.CompletePart, error) {
+func ParseCompleteMultipartUpload(body []byte) ([]s3types.CompletePart, error) {
 	var doc completeDoc
 	if err := decodeStrict(body, &doc); err != nil || doc.XMLName.Local != "CompleteMultipartUpload" {
 		return nil, errMalformedXML()
@@ -57,7 +57,7 @@ func ParseCompleteMultipartUpload(body []byte) ([]s3.CompletePart, error) {
 	if len(doc.Parts) == 0 || len(doc.Parts) > MaxCompleteParts {
 		return nil, errMalformedXML()
 	}
-	out := make([]s3.CompletePart, 0, len(doc.Parts))
+	out := make([]s3types.CompletePart, 0, len(doc.Parts))
 	for _, p := range doc.Parts {
 		if p.PartNumber == nil || p.ETag == nil {
 			return nil, errMalformedXML()
@@ -66,7 +66,7 @@ func ParseCompleteMultipartUpload(body []byte) ([]s3.CompletePart, error) {
 		if err != nil {
 			return nil, errMalformedXML()
 		}
-		out = append(out, s3.CompletePart{Number: n, ETag: trim(*p.ETag)})
+		out = append(out, s3types.CompletePart{Number: n, ETag: trim(*p.ETag)})
 	}
 	return out, nil
 }
@@ -88,12 +88,20 @@ type PartList struct {
 	Bucket, Key, UploadID string
 	// Initiator and Owner are written as Initiator{ID, DisplayName} and
 	// Owner{ID, DisplayName}.
-	Initiator, Owner s3.Owner
+	Initiator, Owner s3types.Owner
 	// PartNumberMarker is the request's marker (0 when none); MaxParts the page size.
 	PartNumberMarker, MaxParts int
 	// Truncated says more parts follow the page.
 	Truncated bool
-	Parts     []s3.PartInfo
+	Parts     []Part
+}
+
+// Part is one part of a ListParts answer.
+type Part struct {
+	Number       int
+	LastModified time.Time
+	ETag         string // without quotes
+	Size         int64
 }
 
 // MarshalListParts renders a ListPartsResult, elements in this order:
@@ -126,14 +134,14 @@ func MarshalListParts(l PartList) []byte {
 		w.ElemInt("PartNumber", int64(p.Number))
 		w.ElemTime("LastModified", p.LastModified)
 		w.ElemETag("ETag", p.ETag)
-		w.ElemInt("Size", p.Extent.Size)
+		w.ElemInt("Size", p.Size)
 		w.Close("Part")
 	}
 	return w.Bytes()
 }
 
 // writePerson writes <name><ID/><DisplayName/></name>.
-func writePerson(w *Writer, name string, o s3.Owner) {
+func writePerson(w *Writer, name string, o s3types.Owner) {
 	w.Open(name)
 	w.Elem("ID", o.ID)
 	w.Elem("DisplayName", o.DisplayName)
@@ -147,7 +155,23 @@ type UploadList struct {
 	// EncodingURL is set when the request had encoding-type=url.
 	EncodingURL bool
 	// Listing is the page; nil lists nothing.
-	Listing *s3.UploadListing
+	Listing *UploadPage
+}
+
+// UploadPage is a page of uploads in progress, by key then upload id.
+type UploadPage struct {
+	Uploads                           []Upload
+	CommonPrefixes                    []string
+	Truncated                         bool
+	NextKeyMarker, NextUploadIDMarker string
+}
+
+// Upload is one upload in progress of a ListMultipartUploads answer; its owner is
+// written as both Initiator and Owner.
+type Upload struct {
+	Key, ID   string
+	Owner     s3types.Owner
+	Initiated time.Time
 }
 
 // MarshalListUploads renders a ListMultipartUploadsResult, elements in this order:
@@ -163,7 +187,7 @@ type UploadList struct {
 func MarshalListUploads(l UploadList) []byte {
 	ls := l.Listing
 	if ls == nil {
-		ls = &s3.UploadListing{}
+		ls = &UploadPage{}
 	}
 	enc := l.EncodingURL
 	w := NewWriter("ListMultipartUploadsResult", true, 512+400*len(ls.Uploads)+70*len(ls.CommonPrefixes))
@@ -253,7 +277,7 @@ type deleteDoc struct {
 // VersionId are trimmed. Quiet is an XML Schema boolean (true, false, 1, 0; absent is
 // false). A body that is not such a document, an Object without a Key, no objects, more
 // than [MaxDeleteObjects] objects, or another Quiet value is a 400 MalformedXML
-// *s3.Error. The caller bounds the body size.
+// *s3types.Error. The caller bounds the body size.
 func ParseDelete(body []byte) (*DeleteRequest, error) {
 	var doc deleteDoc
 	if err := decodeStrict(body, &doc); err != nil || doc.XMLName.Local != "Delete" {
@@ -286,7 +310,7 @@ type DeleteOutcome struct {
 	Key, VersionID string
 	// Code is empty when the object was deleted (or was absent); otherwise Code and
 	// Message are the error.
-	Code    s3.Code
+	Code    s3types.Code
 	Message string
 }
 

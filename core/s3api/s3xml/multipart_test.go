@@ -7,7 +7,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
-	"github.com/cairnkv/cairn/core/s3"
+	"github.com/cairnkv/cairn/core/s3/s3types"
 )
 
 const etagA = "900150983cd24fb0d6963f7d28e17f72"
@@ -48,7 +48,7 @@ func TestMarshalCopyResultsGolden(t *testing.T) {
 }
 
 func TestMarshalListPartsGolden(t *testing.T) {
-	alice := s3.Owner{ID: idAlice, DisplayName: "alice"}
+	alice := s3types.Owner{ID: idAlice, DisplayName: "alice"}
 	person := func(name string) string {
 		return `<` + name + `><ID>` + idAlice + `</ID><DisplayName>alice</DisplayName></` + name + `>`
 	}
@@ -60,9 +60,9 @@ func TestMarshalListPartsGolden(t *testing.T) {
 		want string
 	}{
 		{"two parts truncated", PartList{Bucket: "bkt", Key: "k<1>", UploadID: "up", Initiator: alice, Owner: alice,
-			PartNumberMarker: 1, MaxParts: 2, Truncated: true, Parts: []s3.PartInfo{
-				{Number: 2, ETag: etagA, LastModified: t1, Extent: s3.Extent{Size: 5 << 20}},
-				{Number: 7, ETag: etagA, LastModified: t2, Extent: s3.Extent{Size: 3}},
+			PartNumberMarker: 1, MaxParts: 2, Truncated: true, Parts: []Part{
+				{Number: 2, ETag: etagA, LastModified: t1, Size: 5 << 20},
+				{Number: 7, ETag: etagA, LastModified: t2, Size: 3},
 			}}, Header + lines(head,
 			`<PartNumberMarker>1</PartNumberMarker><NextPartNumberMarker>7</NextPartNumberMarker>`,
 			`<MaxParts>2</MaxParts><IsTruncated>true</IsTruncated>`,
@@ -88,15 +88,15 @@ func TestMarshalListPartsGolden(t *testing.T) {
 }
 
 func TestMarshalListUploadsGolden(t *testing.T) {
-	alice := s3.Owner{ID: idAlice, DisplayName: "alice"}
+	alice := s3types.Owner{ID: idAlice, DisplayName: "alice"}
 	upload := func(key, id, when string) string {
 		return `<Upload><Key>` + key + `</Key><UploadId>` + id + `</UploadId>` +
 			`<Initiator><ID>` + idAlice + `</ID><DisplayName>alice</DisplayName></Initiator>` +
 			`<Owner><ID>` + idAlice + `</ID><DisplayName>alice</DisplayName></Owner>` +
 			`<StorageClass>STANDARD</StorageClass><Initiated>` + when + `</Initiated></Upload>`
 	}
-	listing := &s3.UploadListing{
-		Uploads: []s3.Upload{
+	listing := &UploadPage{
+		Uploads: []Upload{
 			{Key: "p/a b", ID: "u1", Owner: alice, Initiated: t1},
 			{Key: "p/a+c", ID: "u2", Owner: alice, Initiated: t2},
 		},
@@ -144,21 +144,21 @@ func TestParseCompleteMultipartUpload(t *testing.T) {
 	tests := []struct {
 		name string
 		body string
-		want []s3.CompletePart
+		want []s3types.CompletePart
 	}{
 		{"aws example", `<CompleteMultipartUpload xmlns="http://s3.amazonaws.com/doc/2006-03-01/">
   <Part><PartNumber>1</PartNumber><ETag>"a54357aff0632cce46d942af68356b38"</ETag></Part>
   <Part><ETag>&quot;0c78aef83f66abc1fa1e8477f296d394&quot;</ETag><PartNumber> 2 </PartNumber><ChecksumCRC32>AAAAAA==</ChecksumCRC32></Part>
-</CompleteMultipartUpload>`, []s3.CompletePart{
+</CompleteMultipartUpload>`, []s3types.CompletePart{
 			{Number: 1, ETag: `"a54357aff0632cce46d942af68356b38"`},
 			{Number: 2, ETag: `"0c78aef83f66abc1fa1e8477f296d394"`},
 		}},
 		{"no namespace, declaration, unquoted etag, unordered", `<?xml version="1.0" encoding="UTF-8"?>` +
 			`<CompleteMultipartUpload><Part><PartNumber>3</PartNumber><ETag> abc </ETag></Part>` +
 			`<Part><PartNumber>1</PartNumber><ETag></ETag></Part></CompleteMultipartUpload>`,
-			[]s3.CompletePart{{Number: 3, ETag: "abc"}, {Number: 1, ETag: ""}}},
+			[]s3types.CompletePart{{Number: 3, ETag: "abc"}, {Number: 1, ETag: ""}}},
 		{"numbers outside the range are the service's", `<CompleteMultipartUpload><Part><PartNumber>-4</PartNumber><ETag>x</ETag></Part></CompleteMultipartUpload>`,
-			[]s3.CompletePart{{Number: -4, ETag: "x"}}},
+			[]s3types.CompletePart{{Number: -4, ETag: "x"}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -190,7 +190,7 @@ func TestParseCompleteMultipartUploadMalformed(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			_, err := ParseCompleteMultipartUpload([]byte(body))
-			wantCode(t, err, s3.MalformedXML, msgMalformedXML)
+			wantCode(t, err, s3types.MalformedXML, msgMalformedXML)
 		})
 	}
 }
@@ -256,7 +256,7 @@ func TestParseDeleteMalformed(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			_, err := ParseDelete([]byte(body))
-			wantCode(t, err, s3.MalformedXML, msgMalformedXML)
+			wantCode(t, err, s3types.MalformedXML, msgMalformedXML)
 		})
 	}
 }
@@ -265,7 +265,7 @@ func TestMarshalDeleteResultGolden(t *testing.T) {
 	outcomes := []DeleteOutcome{
 		{Key: "a&b"},
 		{Key: "v", VersionID: "null"},
-		{Key: "x", Code: s3.AccessDenied, Message: "Access Denied"},
+		{Key: "x", Code: s3types.AccessDenied, Message: "Access Denied"},
 		{Key: "y", VersionID: "123", Code: "NoSuchVersion", Message: "The specified version does not exist."},
 	}
 	errs := `<Error><Key>x</Key><Code>AccessDenied</Code><Message>Access Denied</Message></Error>` +
@@ -306,7 +306,7 @@ func FuzzParseCompleteMultipartUpload(f *testing.F) {
 	f.Fuzz(func(t *testing.T, body string) {
 		parts, err := ParseCompleteMultipartUpload([]byte(body))
 		if err != nil {
-			wantCode(t, err, s3.MalformedXML, msgMalformedXML)
+			wantCode(t, err, s3types.MalformedXML, msgMalformedXML)
 			return
 		}
 		if len(parts) == 0 || len(parts) > MaxCompleteParts {
@@ -343,7 +343,7 @@ func FuzzParseDelete(f *testing.F) {
 	f.Fuzz(func(t *testing.T, body string) {
 		req, err := ParseDelete([]byte(body))
 		if err != nil {
-			wantCode(t, err, s3.MalformedXML, msgMalformedXML)
+			wantCode(t, err, s3types.MalformedXML, msgMalformedXML)
 			return
 		}
 		if len(req.Objects) == 0 || len(req.Objects) > MaxDeleteObjects {
@@ -365,7 +365,7 @@ func FuzzParseDelete(f *testing.F) {
 			b.WriteString("</Object>")
 			out := DeleteOutcome{Key: o.Key, VersionID: o.VersionID}
 			if i%2 == 1 {
-				out.Code, out.Message = s3.AccessDenied, "Access Denied"
+				out.Code, out.Message = s3types.AccessDenied, "Access Denied"
 			}
 			outcomes = append(outcomes, out)
 		}

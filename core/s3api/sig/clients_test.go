@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/cairnkv/cairn/core/s3"
+	"github.com/cairnkv/cairn/core/s3/s3types"
 )
 
 // testdata/clients.json holds requests real clients signed, captured on the wire by a
@@ -82,7 +82,7 @@ func hostBucket(host string) string {
 
 func clientLookup(keyID string) (string, error) {
 	if keyID != clientKeyID {
-		return "", s3.Errorf(s3.InvalidAccessKeyID, "The AWS Access Key Id you provided does not exist in our records.")
+		return "", s3types.Errorf(s3types.InvalidAccessKeyID, "The AWS Access Key Id you provided does not exist in our records.")
 	}
 	return clientSecret, nil
 }
@@ -115,7 +115,7 @@ func TestRealClientsWrongSecret(t *testing.T) {
 	wrong := func(string) (string, error) { return "not-the-secret", nil }
 	for _, rec := range loadClientRecords(t) {
 		_, err := Verify(rec.request(), wrong, rec.now(t))
-		if !s3.IsCode(err, SignatureDoesNotMatch) {
+		if !s3types.IsCode(err, s3types.SignatureDoesNotMatch) {
 			t.Errorf("%s %s: got %v", rec.Client, rec.Name, err)
 		}
 	}
@@ -127,12 +127,12 @@ func TestRealClientsTampered(t *testing.T) {
 	for _, rec := range loadClientRecords(t) {
 		req := rec.request()
 		req.RawPath += "x"
-		if _, err := Verify(req, clientLookup, rec.now(t)); !s3.IsCode(err, SignatureDoesNotMatch) {
+		if _, err := Verify(req, clientLookup, rec.now(t)); !s3types.IsCode(err, s3types.SignatureDoesNotMatch) {
 			t.Errorf("%s %s: path changed: got %v", rec.Client, rec.Name, err)
 		}
 		req = rec.request()
 		req.Method = "PATCH"
-		if _, err := Verify(req, clientLookup, rec.now(t)); !s3.IsCode(err, SignatureDoesNotMatch) {
+		if _, err := Verify(req, clientLookup, rec.now(t)); !s3types.IsCode(err, s3types.SignatureDoesNotMatch) {
 			t.Errorf("%s %s: method changed: got %v", rec.Client, rec.Name, err)
 		}
 	}

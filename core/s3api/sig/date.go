@@ -4,7 +4,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/cairnkv/cairn/core/s3"
+	"github.com/cairnkv/cairn/core/s3/s3types"
 )
 
 // MaxSkew is the largest difference between a request's time and the server's clock that
@@ -53,7 +53,7 @@ func checkTime(t, now time.Time) error {
 		return errAccessDenied(msgNoDate)
 	}
 	if t.After(now.Add(MaxSkew)) || t.Before(now.Add(-MaxSkew)) {
-		return &s3.Error{Code: RequestTimeTooSkewed, Message: msgSkew}
+		return &s3types.Error{Code: s3types.RequestTimeTooSkewed, Message: msgSkew}
 	}
 	return nil
 }

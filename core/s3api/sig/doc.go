@@ -17,7 +17,7 @@
 // Verify answers, in the order S3 itself checks them: is there any authentication at all
 // (none ⇒ an anonymous [Result]), is it well formed, is the access key known, is the request
 // time within [MaxSkew] (or the presigned URL unexpired), and does the signature match.
-// Every refusal is an *s3.Error (found with s3.AsError) whose code and message follow AWS;
+// Every refusal is an *s3types.Error (found with s3types.AsError) whose code and message follow AWS;
 // a signature mismatch comes as a *[SignatureError] that also carries the string to sign
 // for the error body. No error ever contains a secret.
 //

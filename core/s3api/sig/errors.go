@@ -3,20 +3,7 @@ package sig
 import (
 	"fmt"
 
-	"github.com/cairnkv/cairn/core/s3"
-)
-
-// Error codes this package returns that core/s3 does not define. The comment after each
-// gives the HTTP status AWS answers with.
-const (
-	// SignatureDoesNotMatch: the signature sent is not the one computed (403).
-	SignatureDoesNotMatch s3.Code = "SignatureDoesNotMatch"
-	// RequestTimeTooSkewed: the request time is more than MaxSkew from the server's (403).
-	RequestTimeTooSkewed s3.Code = "RequestTimeTooSkewed"
-	// AuthorizationHeaderMalformed: a V4 Authorization header that cannot be used (400).
-	AuthorizationHeaderMalformed s3.Code = "AuthorizationHeaderMalformed"
-	// AuthorizationQueryParametersError: presigned V4 query parameters that cannot be used (400).
-	AuthorizationQueryParametersError s3.Code = "AuthorizationQueryParametersError"
+	"github.com/cairnkv/cairn/core/s3/s3types"
 )
 
 // The messages AWS sends with these refusals.
@@ -41,11 +28,11 @@ const (
 )
 
 // SignatureError is the error Verify returns when the signature does not match. It unwraps
-// to an *s3.Error with code SignatureDoesNotMatch, so s3.AsError finds it, and carries the
+// to an *s3types.Error with code SignatureDoesNotMatch, so s3types.AsError finds it, and carries the
 // details AWS adds to its error body (AWSAccessKeyId, StringToSign, SignatureProvided,
 // CanonicalRequest), which make a client's signing bug easy to see. None of them is secret.
 type SignatureError struct {
-	Err               *s3.Error
+	Err               *s3types.Error
 	AccessKeyID       string
 	StringToSign      string
 	SignatureProvided string
@@ -55,12 +42,12 @@ type SignatureError struct {
 // Error implements error.
 func (e *SignatureError) Error() string { return e.Err.Error() }
 
-// Unwrap returns the *s3.Error.
+// Unwrap returns the *s3types.Error.
 func (e *SignatureError) Unwrap() error { return e.Err }
 
 func errSignature(keyID, stringToSign, provided, canonical string) error {
 	return &SignatureError{
-		Err:               &s3.Error{Code: SignatureDoesNotMatch, Message: msgSignature},
+		Err:               &s3types.Error{Code: s3types.SignatureDoesNotMatch, Message: msgSignature},
 		AccessKeyID:       keyID,
 		StringToSign:      stringToSign,
 		SignatureProvided: provided,
@@ -68,26 +55,30 @@ func errSignature(keyID, stringToSign, provided, canonical string) error {
 	}
 }
 
-func errAccessDenied(msg string) error { return &s3.Error{Code: s3.AccessDenied, Message: msg} }
+func errAccessDenied(msg string) error {
+	return &s3types.Error{Code: s3types.AccessDenied, Message: msg}
+}
 
-func errInvalidArgument(msg string) error { return &s3.Error{Code: s3.InvalidArgument, Message: msg} }
+func errInvalidArgument(msg string) error {
+	return &s3types.Error{Code: s3types.InvalidArgument, Message: msg}
+}
 
 func errMalformedHeader(format string, args ...any) error {
-	return s3.Errorf(AuthorizationHeaderMalformed, msgMalformed+format, args...)
+	return s3types.Errorf(s3types.AuthorizationHeaderMalformed, msgMalformed+format, args...)
 }
 
 func errQueryParams(format string, args ...any) error {
-	return s3.Errorf(AuthorizationQueryParametersError, format, args...)
+	return s3types.Errorf(s3types.AuthorizationQueryParametersError, format, args...)
 }
 
-// lookupSecret calls lookup, passing its *s3.Error (InvalidAccessKeyId) through unchanged
+// lookupSecret calls lookup, passing its *s3types.Error (InvalidAccessKeyId) through unchanged
 // and giving any other failure context.
 func lookupSecret(lookup Lookup, keyID string) (string, error) {
 	secret, err := lookup(keyID)
 	if err == nil {
 		return secret, nil
 	}
-	if s3.AsError(err) != nil {
+	if s3types.AsError(err) != nil {
 		return "", err
 	}
 	return "", fmt.Errorf("sig: look up access key: %w", err)

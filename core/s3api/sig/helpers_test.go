@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/cairnkv/cairn/core/s3"
+	"github.com/cairnkv/cairn/core/s3/s3types"
 )
 
 func sha256Hex(s string) string {
@@ -21,7 +21,7 @@ func canonicalKey(name string) string { return textproto.CanonicalMIMEHeaderKey(
 func staticLookup(keyID, secret string) Lookup {
 	return func(id string) (string, error) {
 		if id != keyID {
-			return "", s3.Errorf(s3.InvalidAccessKeyID, "The AWS Access Key Id you provided does not exist in our records.")
+			return "", s3types.Errorf(s3types.InvalidAccessKeyID, "The AWS Access Key Id you provided does not exist in our records.")
 		}
 		return secret, nil
 	}
@@ -38,6 +38,6 @@ func mustDate(t *testing.T, v string) time.Time {
 
 // isDenied reports whether err is AccessDenied with the message msg.
 func isDenied(err error, msg string) bool {
-	e := s3.AsError(err)
-	return e != nil && e.Code == s3.AccessDenied && e.Message == msg
+	e := s3types.AsError(err)
+	return e != nil && e.Code == s3types.AccessDenied && e.Message == msg
 }

@@ -7,7 +7,7 @@ import (
 	"io"
 	"strings"
 
-	"github.com/cairnkv/cairn/core/s3"
+	"github.com/cairnkv/cairn/core/s3/s3types"
 )
 
 // ValidPayloadHash reports whether v may stand in x-amz-content-sha256: 64 lower-case hex
@@ -33,7 +33,7 @@ func IsHexSHA256(v string) bool {
 }
 
 // NewPayloadVerifier returns a reader that reads body, hashing what it reads, and at the end
-// of body returns, instead of io.EOF, a *s3.Error with code XAmzContentSHA256Mismatch when
+// of body returns, instead of io.EOF, a *s3types.Error with code XAmzContentSHA256Mismatch when
 // the SHA-256 of the body is not hexSHA256. The error sticks: later reads return it again.
 func NewPayloadVerifier(body io.Reader, hexSHA256 string) io.Reader {
 	return &payloadVerifier{body: body, hash: sha256.New(), want: hexSHA256}
@@ -55,7 +55,7 @@ func (v *payloadVerifier) Read(p []byte) (int, error) {
 	v.hash.Write(p[:n])
 	if err == io.EOF {
 		if hex.EncodeToString(v.hash.Sum(nil)) != v.want {
-			err = &s3.Error{Code: s3.XAmzContentSHA256Mismatch, Message: msgPayload}
+			err = &s3types.Error{Code: s3types.XAmzContentSHA256Mismatch, Message: msgPayload}
 		}
 		v.err = err
 	}

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"testing/iotest"
 
-	"github.com/cairnkv/cairn/core/s3"
+	"github.com/cairnkv/cairn/core/s3/s3types"
 )
 
 func TestPayloadVerifier(t *testing.T) {
@@ -37,7 +37,7 @@ func TestPayloadVerifier(t *testing.T) {
 				}
 				return
 			}
-			if !s3.IsCode(err, s3.XAmzContentSHA256Mismatch) {
+			if !s3types.IsCode(err, s3types.XAmzContentSHA256Mismatch) {
 				t.Fatalf("got %v", err)
 			}
 			if _, again := r.Read(make([]byte, 1)); !errors.Is(again, err) {

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/cairnkv/cairn/core/s3"
+	"github.com/cairnkv/cairn/core/s3/s3types"
 )
 
 // Request is what authentication needs of an HTTP request; core/s3api fills it from the
@@ -65,7 +65,7 @@ type Result struct {
 	SeedSignature string
 }
 
-// Lookup returns the secret of an access key id; a *s3.Error with code InvalidAccessKeyId
+// Lookup returns the secret of an access key id; a *s3types.Error with code InvalidAccessKeyId
 // when the key is unknown or disabled. Other errors are passed on, wrapped.
 type Lookup func(keyID string) (secret string, err error)
 
@@ -80,7 +80,7 @@ const (
 
 // Verify authenticates req at time now. A request without an Authorization header and
 // without query-string authentication parameters is anonymous: a zero Result and nil.
-// Otherwise it returns who signed it, or an error: an *s3.Error (a *SignatureError for a
+// Otherwise it returns who signed it, or an error: an *s3types.Error (a *SignatureError for a
 // mismatched signature) for anything the client got wrong, any other error only when lookup
 // fails for another reason. Verify does not look at the body; see NewPayloadVerifier.
 func Verify(req *Request, lookup Lookup, now time.Time) (Result, error) {
@@ -110,7 +110,7 @@ func verifyHeader(req *Request, auth string, lookup Lookup, now time.Time) (Resu
 	case AlgorithmV4:
 		return verifyHeaderV4(req, auth, lookup, now)
 	case schemeV4A:
-		return Result{}, &s3.Error{Code: s3.InvalidRequest, Message: msgMechanism}
+		return Result{}, &s3types.Error{Code: s3types.InvalidRequest, Message: msgMechanism}
 	default:
 		return Result{}, errInvalidArgument(msgUnsupported)
 	}

@@ -139,7 +139,7 @@ func SubResourceStringV2(rawQuery string) string {
 }
 
 // ParseAuthorizationV2 parses "AWS <AccessKeyId>:<Signature>". A header that does not
-// have that shape is an InvalidArgument *s3.Error.
+// have that shape is an InvalidArgument *s3types.Error.
 func ParseAuthorizationV2(v string) (keyID, signature string, err error) {
 	rest, ok := strings.CutPrefix(v, schemeV2+" ")
 	if !ok {

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/cairnkv/cairn/core/s3"
+	"github.com/cairnkv/cairn/core/s3/s3types"
 )
 
 // hdr builds a header map with canonical keys from name, value pairs.
@@ -245,7 +245,7 @@ func TestParseAuthorizationV2(t *testing.T) {
 		if (err == nil) != tt.ok || key != tt.key || sig != tt.sig {
 			t.Errorf("%q: got %q %q %v", tt.in, key, sig, err)
 		}
-		if err != nil && !s3.IsCode(err, s3.InvalidArgument) {
+		if err != nil && !s3types.IsCode(err, s3types.InvalidArgument) {
 			t.Errorf("%q: code %v", tt.in, err)
 		}
 	}
@@ -291,7 +291,7 @@ func TestVerifyV2(t *testing.T) {
 			if res.KeyID != "AKID" || res.Version != 2 || res.Presigned || !res.Time.Equal(now) {
 				t.Fatalf("result %+v", res)
 			}
-			if _, err := Verify(req, staticLookup("AKID", "other"), now); !s3.IsCode(err, SignatureDoesNotMatch) {
+			if _, err := Verify(req, staticLookup("AKID", "other"), now); !s3types.IsCode(err, s3types.SignatureDoesNotMatch) {
 				t.Fatalf("wrong secret: %v", err)
 			}
 		})
@@ -324,7 +324,7 @@ func TestVerifyV2NotTolerated(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			_, err := Verify(signV2Case(tt, "AKID", "secret"), staticLookup("AKID", "secret"), now)
 			var se *SignatureError
-			if !errors.As(err, &se) || se.Err.Code != SignatureDoesNotMatch {
+			if !errors.As(err, &se) || se.Err.Code != s3types.SignatureDoesNotMatch {
 				t.Fatalf("got %v", err)
 			}
 			if se.AccessKeyID != "AKID" || se.StringToSign == "" || se.SignatureProvided == "" {
@@ -355,7 +355,7 @@ func TestPresignV2(t *testing.T) {
 
 	tampered := *req
 	tampered.RawQuery = strings.Replace(req.RawQuery, "text%2Fplain", "text%2Fhtml", 1)
-	if _, err := Verify(&tampered, lookup, now); !s3.IsCode(err, SignatureDoesNotMatch) {
+	if _, err := Verify(&tampered, lookup, now); !s3types.IsCode(err, s3types.SignatureDoesNotMatch) {
 		t.Fatalf("tampered: %v", err)
 	}
 
@@ -378,17 +378,17 @@ func TestPresignV2(t *testing.T) {
 	for _, q := range missing {
 		r := base()
 		r.RawQuery = q
-		if _, err := Verify(r, lookup, now); !s3.IsCode(err, s3.AccessDenied) {
+		if _, err := Verify(r, lookup, now); !s3types.IsCode(err, s3types.AccessDenied) {
 			t.Errorf("%s: %v", q, err)
 		}
 	}
 	r := base()
 	r.RawQuery = "AWSAccessKeyId=AKID&Expires=soon&Signature=x"
-	if _, err := Verify(r, lookup, now); !s3.IsCode(err, s3.AccessDenied) {
+	if _, err := Verify(r, lookup, now); !s3types.IsCode(err, s3types.AccessDenied) {
 		t.Errorf("bad Expires: %v", err)
 	}
 	r.RawQuery = "AWSAccessKeyId=NOPE&Expires=1&Signature=x"
-	if _, err := Verify(r, lookup, now); !s3.IsCode(err, s3.InvalidAccessKeyID) {
+	if _, err := Verify(r, lookup, now); !s3types.IsCode(err, s3types.InvalidAccessKeyID) {
 		t.Errorf("unknown key: %v", err)
 	}
 }

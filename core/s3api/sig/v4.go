@@ -88,7 +88,7 @@ func (a AuthorizationV4) String() string {
 
 // ParseAuthorizationV4 parses
 // "AWS4-HMAC-SHA256 Credential=…, SignedHeaders=…, Signature=…", with or without spaces
-// after the commas. A header that does not have that shape is an *s3.Error with code
+// after the commas. A header that does not have that shape is an *s3types.Error with code
 // AuthorizationHeaderMalformed.
 func ParseAuthorizationV4(v string) (AuthorizationV4, error) {
 	rest, ok := strings.CutPrefix(v, AlgorithmV4+" ")

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/cairnkv/cairn/core/s3"
+	"github.com/cairnkv/cairn/core/s3/s3types"
 )
 
 // The examples of AWS's "Signature Version 4: authenticating requests" pages for S3.
@@ -187,7 +187,7 @@ func TestParseAuthorizationV4(t *testing.T) {
 		"AWS4-HMAC-SHA256Credential=AKID/20261121/us-east-1/s3/aws4_request,SignedHeaders=host,Signature=abc",
 	}
 	for _, v := range bad {
-		if _, err := ParseAuthorizationV4(v); !s3.IsCode(err, AuthorizationHeaderMalformed) {
+		if _, err := ParseAuthorizationV4(v); !s3types.IsCode(err, s3types.AuthorizationHeaderMalformed) {
 			t.Errorf("%q: %v", v, err)
 		}
 	}
@@ -251,100 +251,100 @@ func TestVerifyV4Errors(t *testing.T) {
 		name string
 		req  func() *Request
 		at   time.Time
-		code s3.Code
+		code s3types.Code
 	}{
 		{"missing x-amz-content-sha256", func() *Request {
 			r := v4Request(now, nil)
 			delete(r.Header, "X-Amz-Content-Sha256")
 			return r
-		}, now, s3.InvalidRequest},
+		}, now, s3types.InvalidRequest},
 		{"bad x-amz-content-sha256", func() *Request {
 			r := v4Request(now, nil)
 			r.Header["X-Amz-Content-Sha256"] = []string{"nope"}
 			return r
-		}, now, s3.InvalidArgument},
+		}, now, s3types.InvalidArgument},
 		{"host not signed", func() *Request {
 			r := v4Request(now, nil)
 			resignSameScope(r, "secret", []string{"content-type", "x-amz-content-sha256", "x-amz-date", "x-amz-meta-foo"}, now.Format(ISO8601Basic))
 			return r
-		}, now, s3.AccessDenied},
+		}, now, s3types.AccessDenied},
 		{"x-amz header not signed", func() *Request {
 			r := v4Request(now, nil)
 			r.Header["X-Amz-Acl"] = []string{"public-read"}
 			return r
-		}, now, s3.AccessDenied},
+		}, now, s3types.AccessDenied},
 		{"unknown key", func() *Request {
 			r := v4Request(now, nil)
 			r.Header["Authorization"] = []string{strings.Replace(r.Header["Authorization"][0], "AKID", "NOPE", 1)}
 			return r
-		}, now, s3.InvalidAccessKeyID},
+		}, now, s3types.InvalidAccessKeyID},
 		{"garbled", func() *Request {
 			r := v4Request(now, nil)
 			r.Header["Authorization"] = []string{"AWS4-HMAC-SHA256 Credential=HAHAHA"}
 			return r
-		}, now, AuthorizationHeaderMalformed},
+		}, now, s3types.AuthorizationHeaderMalformed},
 		{"bad X-Amz-Date", func() *Request {
 			r := v4Request(now, nil)
 			r.Header["X-Amz-Date"] = []string{"Bad Date"}
 			return r
-		}, now, s3.AccessDenied},
+		}, now, s3types.AccessDenied},
 		{"empty X-Amz-Date", func() *Request {
 			r := v4Request(now, nil)
 			r.Header["X-Amz-Date"] = []string{""}
 			return r
-		}, now, s3.AccessDenied},
+		}, now, s3types.AccessDenied},
 		{"no date at all", func() *Request {
 			r := v4Request(now, nil)
 			delete(r.Header, "X-Amz-Date")
 			return r
-		}, now, s3.AccessDenied},
+		}, now, s3types.AccessDenied},
 		{"before epoch", func() *Request {
 			r := v4Request(now, nil)
 			r.Header["X-Amz-Date"] = []string{"19500707T215304Z"}
 			return r
-		}, now, s3.AccessDenied},
-		{"skewed past", func() *Request { return v4Request(now.Add(-MaxSkew-time.Second), nil) }, now, RequestTimeTooSkewed},
-		{"skewed future", func() *Request { return v4Request(now.Add(MaxSkew+time.Second), nil) }, now, RequestTimeTooSkewed},
+		}, now, s3types.AccessDenied},
+		{"skewed past", func() *Request { return v4Request(now.Add(-MaxSkew-time.Second), nil) }, now, s3types.RequestTimeTooSkewed},
+		{"skewed future", func() *Request { return v4Request(now.Add(MaxSkew+time.Second), nil) }, now, s3types.RequestTimeTooSkewed},
 		{"year 9999", func() *Request {
 			r := v4Request(now, nil)
 			r.Header["X-Amz-Date"] = []string{"99990707T215304Z"}
 			return r
-		}, now, RequestTimeTooSkewed},
+		}, now, s3types.RequestTimeTooSkewed},
 		{"scope date differs", func() *Request {
 			r := v4Request(now, nil)
 			r.Header["X-Amz-Date"] = []string{"20261122T000100Z"}
 			return r
-		}, time.Date(2026, 11, 22, 0, 1, 0, 0, time.UTC), AuthorizationHeaderMalformed},
+		}, time.Date(2026, 11, 22, 0, 1, 0, 0, time.UTC), s3types.AuthorizationHeaderMalformed},
 		{"wrong secret", func() *Request {
 			r := v4Request(now, nil)
 			SignRequestV4(r, "AKID", "other", "us-east-1", now, sha256Hex("hello"))
 			return r
-		}, now, SignatureDoesNotMatch},
+		}, now, s3types.SignatureDoesNotMatch},
 		{"signed header changed", func() *Request {
 			r := v4Request(now, nil)
 			r.Header["X-Amz-Meta-Foo"] = []string{"Baz"}
 			return r
-		}, now, SignatureDoesNotMatch},
+		}, now, s3types.SignatureDoesNotMatch},
 		{"query changed", func() *Request {
 			r := v4Request(now, nil)
 			r.RawQuery = "uploadId=u1&partNumber=3"
 			return r
-		}, now, SignatureDoesNotMatch},
+		}, now, s3types.SignatureDoesNotMatch},
 		{"host changed", func() *Request {
 			r := v4Request(now, nil)
 			r.Host = "s3.localhost:8081"
 			return r
-		}, now, SignatureDoesNotMatch},
+		}, now, s3types.SignatureDoesNotMatch},
 		{"payload hash changed", func() *Request {
 			r := v4Request(now, nil)
 			r.Header["X-Amz-Content-Sha256"] = []string{UnsignedPayload}
 			return r
-		}, now, SignatureDoesNotMatch},
+		}, now, s3types.SignatureDoesNotMatch},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			_, err := Verify(tt.req(), lookup, tt.at)
-			if !s3.IsCode(err, tt.code) {
+			if !s3types.IsCode(err, tt.code) {
 				t.Fatalf("got %v, want %s", err, tt.code)
 			}
 		})
@@ -376,29 +376,29 @@ func TestPresignV4(t *testing.T) {
 		name string
 		req  *Request
 		at   time.Time
-		code s3.Code
+		code s3types.Code
 		msg  string
 	}{
-		{"expired", presigned(time.Hour), now.Add(time.Hour + time.Second), s3.AccessDenied, msgExpired},
-		{"zero expiry", presigned(0), now, s3.AccessDenied, msgExpired},
-		{"negative expiry", withQuery("X-Amz-Expires=3600", "X-Amz-Expires=-7"), now, s3.AccessDenied, "X-Amz-Expires must be non-negative"},
-		{"more than a week", withQuery("X-Amz-Expires=3600", "X-Amz-Expires=604801"), now, s3.AccessDenied, "X-Amz-Expires must be less than a week (in seconds) that is 604800"},
-		{"not yet valid", presigned(time.Hour), now.Add(-MaxSkew - time.Second), s3.AccessDenied, msgNotYetValid},
-		{"expires not a number", withQuery("X-Amz-Expires=3600", "X-Amz-Expires=soon"), now, AuthorizationQueryParametersError, ""},
-		{"missing date", withQuery("X-Amz-Date=", "X-Amz-Datum="), now, AuthorizationQueryParametersError, ""},
-		{"other algorithm", withQuery("AWS4-HMAC-SHA256", "AWS4-HMAC-SHA512"), now, AuthorizationQueryParametersError, ""},
-		{"bad credential", withQuery("%2Fs3%2F", "%2Fec2%2F"), now, AuthorizationQueryParametersError, ""},
-		{"bad date", withQuery("X-Amz-Date=2026", "X-Amz-Date=x2026"), now, AuthorizationQueryParametersError, ""},
-		{"host not signed", withQuery("X-Amz-SignedHeaders=host", "X-Amz-SignedHeaders=x-amz-date"), now, s3.AccessDenied, msgUnsigned},
-		{"unknown key", withQuery("X-Amz-Credential=AKID", "X-Amz-Credential=NOPE"), now, s3.InvalidAccessKeyID, ""},
-		{"tampered", withQuery("text%2Fx%20y", "text%2Fhtml"), now, SignatureDoesNotMatch, ""},
-		{"expiry stretched", withQuery("X-Amz-Expires=3600", "X-Amz-Expires=7200"), now, SignatureDoesNotMatch, ""},
-		{"payload hash named", withQuery("X-Amz-Date=", "X-Amz-Content-Sha256="+EmptySHA256+"&X-Amz-Date="), now, SignatureDoesNotMatch, ""},
+		{"expired", presigned(time.Hour), now.Add(time.Hour + time.Second), s3types.AccessDenied, msgExpired},
+		{"zero expiry", presigned(0), now, s3types.AccessDenied, msgExpired},
+		{"negative expiry", withQuery("X-Amz-Expires=3600", "X-Amz-Expires=-7"), now, s3types.AccessDenied, "X-Amz-Expires must be non-negative"},
+		{"more than a week", withQuery("X-Amz-Expires=3600", "X-Amz-Expires=604801"), now, s3types.AccessDenied, "X-Amz-Expires must be less than a week (in seconds) that is 604800"},
+		{"not yet valid", presigned(time.Hour), now.Add(-MaxSkew - time.Second), s3types.AccessDenied, msgNotYetValid},
+		{"expires not a number", withQuery("X-Amz-Expires=3600", "X-Amz-Expires=soon"), now, s3types.AuthorizationQueryParametersError, ""},
+		{"missing date", withQuery("X-Amz-Date=", "X-Amz-Datum="), now, s3types.AuthorizationQueryParametersError, ""},
+		{"other algorithm", withQuery("AWS4-HMAC-SHA256", "AWS4-HMAC-SHA512"), now, s3types.AuthorizationQueryParametersError, ""},
+		{"bad credential", withQuery("%2Fs3%2F", "%2Fec2%2F"), now, s3types.AuthorizationQueryParametersError, ""},
+		{"bad date", withQuery("X-Amz-Date=2026", "X-Amz-Date=x2026"), now, s3types.AuthorizationQueryParametersError, ""},
+		{"host not signed", withQuery("X-Amz-SignedHeaders=host", "X-Amz-SignedHeaders=x-amz-date"), now, s3types.AccessDenied, msgUnsigned},
+		{"unknown key", withQuery("X-Amz-Credential=AKID", "X-Amz-Credential=NOPE"), now, s3types.InvalidAccessKeyID, ""},
+		{"tampered", withQuery("text%2Fx%20y", "text%2Fhtml"), now, s3types.SignatureDoesNotMatch, ""},
+		{"expiry stretched", withQuery("X-Amz-Expires=3600", "X-Amz-Expires=7200"), now, s3types.SignatureDoesNotMatch, ""},
+		{"payload hash named", withQuery("X-Amz-Date=", "X-Amz-Content-Sha256="+EmptySHA256+"&X-Amz-Date="), now, s3types.SignatureDoesNotMatch, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			_, err := Verify(tt.req, lookup, tt.at)
-			e := s3.AsError(err)
+			e := s3types.AsError(err)
 			if e == nil || e.Code != tt.code || (tt.msg != "" && e.Message != tt.msg) {
 				t.Fatalf("got %v, want %s %q", err, tt.code, tt.msg)
 			}

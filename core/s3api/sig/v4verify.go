@@ -5,7 +5,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/cairnkv/cairn/core/s3"
+	"github.com/cairnkv/cairn/core/s3/s3types"
 )
 
 // verifyHeaderV4 checks "Authorization: AWS4-HMAC-SHA256 Credential=…".
@@ -154,7 +154,7 @@ func matchV4(req *Request, cred Credential, secret string, signed []string, sign
 // payloadHashHeader returns x-amz-content-sha256, which S3 requires with V4 header auth.
 func payloadHashHeader(h map[string][]string) (string, error) {
 	if !hasHeader(h, "X-Amz-Content-Sha256") {
-		return "", &s3.Error{Code: s3.InvalidRequest, Message: msgMissingSHA256}
+		return "", &s3types.Error{Code: s3types.InvalidRequest, Message: msgMissingSHA256}
 	}
 	v := firstHeader(h, "X-Amz-Content-Sha256")
 	if !ValidPayloadHash(v) {

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/cairnkv/cairn/core/s3"
+	"github.com/cairnkv/cairn/core/s3/s3types"
 )
 
 func TestVerifyAnonymous(t *testing.T) {
@@ -41,35 +41,35 @@ func TestVerifyErrors(t *testing.T) {
 	tests := []struct {
 		name string
 		req  *Request
-		code s3.Code
+		code s3types.Code
 		msg  string
 	}{
-		{"garbled V2", withAuth("AWS HAHAHA", "Date", gmt), s3.InvalidArgument, msgV2Header},
-		{"bare AWS", withAuth("AWS", "Date", gmt), s3.InvalidArgument, msgV2Header},
-		{"other scheme", withAuth("Bearer abc", "Date", gmt), s3.InvalidArgument, msgUnsupported},
-		{"unreadable", withAuth("\x07", "Date", gmt), s3.InvalidArgument, msgUnsupported},
-		{"sigv4a", withAuth("AWS4-ECDSA-P256-SHA256 Credential=x", "Date", gmt), s3.InvalidRequest, msgMechanism},
-		{"two mechanisms", &Request{Method: "GET", RawPath: "/k", RawQuery: "X-Amz-Algorithm=AWS4-HMAC-SHA256", HostBucket: "b", Header: hdr("Authorization", "AWS a:b")}, s3.InvalidArgument, msgOneMechanism},
-		{"two mechanisms V2", &Request{Method: "GET", RawPath: "/k", RawQuery: "Signature=x", HostBucket: "b", Header: hdr("Authorization", "AWS a:b")}, s3.InvalidArgument, msgOneMechanism},
-		{"unknown key", withAuth("AWS NOPE:c2ln", "Date", gmt), s3.InvalidAccessKeyID, ""},
-		{"unknown key beats bad date", withAuth("AWS NOPE:c2ln", "Date", "Bad Date"), s3.InvalidAccessKeyID, ""},
-		{"bad Date", withDate("Date", "Bad Date"), s3.AccessDenied, msgNoDate},
-		{"empty Date", withDate("Date", ""), s3.AccessDenied, msgNoDate},
-		{"bad x-amz-date", withDate("X-Amz-Date", "Bad Date"), s3.AccessDenied, msgNoDate},
-		{"empty x-amz-date", withDate("X-Amz-Date", ""), s3.AccessDenied, msgNoDate},
-		{"no date", withAuth("AWS AKID:c2ln"), s3.AccessDenied, msgNoDate},
-		{"before epoch", withDate("X-Amz-Date", "Tue, 07 Jul 1950 21:53:04 GMT"), s3.AccessDenied, msgNoDate},
-		{"before today", withDate("X-Amz-Date", "Tue, 07 Jul 2010 21:53:04 GMT"), RequestTimeTooSkewed, msgSkew},
-		{"after today", withDate("X-Amz-Date", "Tue, 07 Jul 2030 21:53:04 GMT"), RequestTimeTooSkewed, msgSkew},
-		{"after end", withDate("X-Amz-Date", "Tue, 07 Jul 9999 21:53:04 GMT"), RequestTimeTooSkewed, msgSkew},
-		{"skewed Date", v2Header(now.Add(-MaxSkew - time.Second)), RequestTimeTooSkewed, msgSkew},
-		{"skew beats signature", withAuth("AWS AKID:c2ln", "Date", now.Add(time.Hour).Format(httpTimeFormat)), RequestTimeTooSkewed, msgSkew},
-		{"wrong signature", withAuth("AWS AKID:c2ln", "Date", gmt), SignatureDoesNotMatch, msgSignature},
+		{"garbled V2", withAuth("AWS HAHAHA", "Date", gmt), s3types.InvalidArgument, msgV2Header},
+		{"bare AWS", withAuth("AWS", "Date", gmt), s3types.InvalidArgument, msgV2Header},
+		{"other scheme", withAuth("Bearer abc", "Date", gmt), s3types.InvalidArgument, msgUnsupported},
+		{"unreadable", withAuth("\x07", "Date", gmt), s3types.InvalidArgument, msgUnsupported},
+		{"sigv4a", withAuth("AWS4-ECDSA-P256-SHA256 Credential=x", "Date", gmt), s3types.InvalidRequest, msgMechanism},
+		{"two mechanisms", &Request{Method: "GET", RawPath: "/k", RawQuery: "X-Amz-Algorithm=AWS4-HMAC-SHA256", HostBucket: "b", Header: hdr("Authorization", "AWS a:b")}, s3types.InvalidArgument, msgOneMechanism},
+		{"two mechanisms V2", &Request{Method: "GET", RawPath: "/k", RawQuery: "Signature=x", HostBucket: "b", Header: hdr("Authorization", "AWS a:b")}, s3types.InvalidArgument, msgOneMechanism},
+		{"unknown key", withAuth("AWS NOPE:c2ln", "Date", gmt), s3types.InvalidAccessKeyID, ""},
+		{"unknown key beats bad date", withAuth("AWS NOPE:c2ln", "Date", "Bad Date"), s3types.InvalidAccessKeyID, ""},
+		{"bad Date", withDate("Date", "Bad Date"), s3types.AccessDenied, msgNoDate},
+		{"empty Date", withDate("Date", ""), s3types.AccessDenied, msgNoDate},
+		{"bad x-amz-date", withDate("X-Amz-Date", "Bad Date"), s3types.AccessDenied, msgNoDate},
+		{"empty x-amz-date", withDate("X-Amz-Date", ""), s3types.AccessDenied, msgNoDate},
+		{"no date", withAuth("AWS AKID:c2ln"), s3types.AccessDenied, msgNoDate},
+		{"before epoch", withDate("X-Amz-Date", "Tue, 07 Jul 1950 21:53:04 GMT"), s3types.AccessDenied, msgNoDate},
+		{"before today", withDate("X-Amz-Date", "Tue, 07 Jul 2010 21:53:04 GMT"), s3types.RequestTimeTooSkewed, msgSkew},
+		{"after today", withDate("X-Amz-Date", "Tue, 07 Jul 2030 21:53:04 GMT"), s3types.RequestTimeTooSkewed, msgSkew},
+		{"after end", withDate("X-Amz-Date", "Tue, 07 Jul 9999 21:53:04 GMT"), s3types.RequestTimeTooSkewed, msgSkew},
+		{"skewed Date", v2Header(now.Add(-MaxSkew - time.Second)), s3types.RequestTimeTooSkewed, msgSkew},
+		{"skew beats signature", withAuth("AWS AKID:c2ln", "Date", now.Add(time.Hour).Format(httpTimeFormat)), s3types.RequestTimeTooSkewed, msgSkew},
+		{"wrong signature", withAuth("AWS AKID:c2ln", "Date", gmt), s3types.SignatureDoesNotMatch, msgSignature},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			_, err := Verify(tt.req, lookup, now)
-			e := s3.AsError(err)
+			e := s3types.AsError(err)
 			if e == nil || e.Code != tt.code || (tt.msg != "" && e.Message != tt.msg) {
 				t.Fatalf("got %v, want %s %q", err, tt.code, tt.msg)
 			}
@@ -94,10 +94,10 @@ func TestLookupFailure(t *testing.T) {
 	boom := errors.New("store unavailable")
 	req := v2Header(time.Now())
 	_, err := Verify(req, func(string) (string, error) { return "", boom }, time.Now())
-	if !errors.Is(err, boom) || s3.AsError(err) != nil {
+	if !errors.Is(err, boom) || s3types.AsError(err) != nil {
 		t.Fatalf("got %v", err)
 	}
-	disabled := s3.Errorf(s3.InvalidAccessKeyID, "disabled")
+	disabled := s3types.Errorf(s3types.InvalidAccessKeyID, "disabled")
 	_, err = Verify(req, func(string) (string, error) { return "", disabled }, time.Now())
 	if !errors.Is(err, disabled) {
 		t.Fatalf("got %v", err)
