@@ -1,7 +1,6 @@
 package index
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -101,43 +100,6 @@ func fmtResults(rs []result) string {
 		parts[i] = r.term + "=" + r.key
 	}
 	return strings.Join(parts, " ")
-}
-
-func TestNewQuery(t *testing.T) {
-	for _, c := range []struct {
-		field string
-		terms []string
-		want  Query
-		err   ErrorKind
-	}{
-		{"Email_BIN", []string{"a@x"}, Query{Field: "email_bin", Start: "a@x", End: "a@x"}, 0},
-		{"age_int", []string{"+007", "-0"}, Query{Field: "age_int", Start: "7", End: "0", Range: true}, 0},
-		{"$bucket", nil, Query{Field: "$bucket"}, 0},
-		{"$BUCKET", []string{"a", "b", "c"}, Query{Field: "$bucket"}, 0},
-		{"$key", []string{"a", "z"}, Query{Field: "$key", Start: "a", End: "z", Range: true}, 0},
-		{"$key", []string{"k"}, Query{Field: "$key", Start: "k", End: "k"}, 0},
-		{"foo", []string{"1"}, Query{}, UnknownFieldType},
-		{"_bin", []string{"1"}, Query{}, UnknownFieldType},
-		{"_int", []string{"1"}, Query{}, UnknownFieldType},
-		{"x_$key", []string{"1"}, Query{}, UnknownFieldType},
-		{"age_int", []string{"abc"}, Query{}, FieldParsingFailed},
-		{"age_int", []string{"1", "1.5"}, Query{}, FieldParsingFailed},
-		{"age_int", []string{""}, Query{}, FieldParsingFailed},
-		{"a_bin", nil, Query{}, TooFewArguments},
-		{"a_bin", []string{"1", "2", "3"}, Query{}, TooManyArguments},
-	} {
-		q, err := NewQuery(c.field, c.terms)
-		if c.err != 0 {
-			var qe *QueryError
-			if !errors.As(err, &qe) || qe.Kind != c.err {
-				t.Errorf("NewQuery(%q, %q) = %v, want kind %d", c.field, c.terms, err, c.err)
-			}
-			continue
-		}
-		if err != nil || q.Field != c.want.Field || q.Start != c.want.Start || q.End != c.want.End || q.Range != c.want.Range {
-			t.Errorf("NewQuery(%q, %q) = %+v, %v; want %+v", c.field, c.terms, q, err, c.want)
-		}
-	}
 }
 
 func TestQueryForms(t *testing.T) {
@@ -282,34 +244,6 @@ func TestQueryRefusals(t *testing.T) {
 		}
 		if err != nil && err.Error() == "" {
 			t.Errorf("%s: empty error text", name)
-		}
-	}
-}
-
-func TestCursorTokens(t *testing.T) {
-	for _, c := range []Cursor{
-		{Key: []byte("k")},
-		{Key: nil},
-		{Key: []byte("\x00\xff/+=")},
-		{HasTerm: true, Term: []byte("term"), Key: []byte("key")},
-		{HasTerm: true, Term: nil, Key: nil},
-		{HasTerm: true, Term: bytes.Repeat([]byte("t"), 300), Key: []byte("k")},
-	} {
-		tok := c.Token()
-		if strings.ContainsAny(tok, "+/=%&") {
-			t.Errorf("token %q needs escaping in a URL", tok)
-		}
-		back, err := ParseCursor(tok)
-		if err != nil || back.HasTerm != c.HasTerm || !bytes.Equal(back.Term, c.Term) || !bytes.Equal(back.Key, c.Key) {
-			t.Errorf("ParseCursor(Token(%+v)) = %+v, %v", c, back, err)
-		}
-		if again := back.Token(); again != tok {
-			t.Errorf("token not stable: %q then %q", tok, again)
-		}
-	}
-	for _, bad := range []string{"", "!!!", "a2sy=", "eA", "dA", "dAU", "dIABAQ", "a2t"} {
-		if c, err := ParseCursor(bad); err == nil {
-			t.Errorf("ParseCursor(%q) = %+v, want an error", bad, c)
 		}
 	}
 }

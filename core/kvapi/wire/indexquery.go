@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/cairnkv/cairn/core"
-	"github.com/cairnkv/cairn/core/index"
+	"github.com/cairnkv/cairn/core/index/query"
 )
 
 // ErrInvalidIndexQuery reports a secondary-index request whose path or parameters the
@@ -33,7 +33,7 @@ func (e *IndexQueryError) Is(target error) bool { return target == ErrInvalidInd
 type IndexRequest struct {
 	// Query is the query with its options (return_terms, max_results, continuation,
 	// term_regex, pagination_sort) applied.
-	Query index.Query
+	Query query.Query
 	// Stream is stream=true: results as a chunked multipart/mixed body.
 	Stream bool
 	// Timeout is the timeout parameter; zero means none (absent or 0).
@@ -84,7 +84,7 @@ func ParseIndexQuery(rest string, params url.Values) (IndexRequest, error) {
 	q, qerr := parseIndexPath(rest)
 	token, hasToken := params["continuation"]
 	if qerr == nil && hasToken {
-		c, err := index.ParseCursor(token[0])
+		c, err := query.ParseCursor(token[0])
 		if err != nil {
 			qerr = &continuationError{token: token[0]}
 		} else {
@@ -129,7 +129,7 @@ func ParseIndexQuery(rest string, params url.Values) (IndexRequest, error) {
 	q.ReturnTerms = returnTerms && q.WantsTerms()
 	q.Sorted = pgSort || hasToken || maxResults > 0
 	q.MaxResults = maxResults
-	if q.Field != index.FieldBucket {
+	if q.Field != query.FieldBucket {
 		q.TermRegex = re
 	}
 	req.Query = q
@@ -139,12 +139,12 @@ func ParseIndexQuery(rest string, params url.Values) (IndexRequest, error) {
 }
 
 // parseIndexPath splits FIELD/TERM[/TERM] and builds the query.
-func parseIndexPath(rest string) (index.Query, error) {
+func parseIndexPath(rest string) (query.Query, error) {
 	segs := strings.Split(rest, "/")
 	for i, s := range segs {
 		segs[i] = Unquote(s)
 	}
-	return index.NewQuery(segs[0], segs[1:])
+	return query.New(segs[0], segs[1:])
 }
 
 // continuationError is a continuation token that does not decode or does not belong to
@@ -159,18 +159,18 @@ func queryReason(err error) string {
 	if errors.As(err, &ce) {
 		return "{invalid_continuation," + erlangBinary(ce.token) + "}"
 	}
-	var qe *index.QueryError
+	var qe *query.Error
 	if !errors.As(err, &qe) {
 		return erlangBinary(err.Error())
 	}
 	switch qe.Kind {
-	case index.UnknownFieldType:
+	case query.UnknownFieldType:
 		return "{unknown_field_type," + erlangBinary(qe.Field) + "}"
-	case index.FieldParsingFailed:
+	case query.FieldParsingFailed:
 		return "{field_parsing_failed,{" + erlangBinary(qe.Field) + "," + erlangBinary(qe.Value) + "}}"
-	case index.TooFewArguments, index.TooManyArguments:
+	case query.TooFewArguments, query.TooManyArguments:
 		name := "too_few_arguments"
-		if qe.Kind == index.TooManyArguments {
+		if qe.Kind == query.TooManyArguments {
 			name = "too_many_arguments"
 		}
 		var b strings.Builder

@@ -8,12 +8,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/cairnkv/cairn/core/index"
+	"github.com/cairnkv/cairn/core/index/query"
 )
 
 func TestParseIndexQuery(t *testing.T) {
-	termTok := index.Cursor{HasTerm: true, Term: []byte("b"), Key: []byte("k")}.Token()
-	keyTok := index.Cursor{Key: []byte("k")}.Token()
+	termTok := query.Cursor{HasTerm: true, Term: []byte("b"), Key: []byte("k")}.Token()
+	keyTok := query.Cursor{Key: []byte("k")}.Token()
 	type want struct {
 		field, start, end string
 		rng, terms        bool
@@ -58,7 +58,7 @@ func TestParseIndexQuery(t *testing.T) {
 }
 
 func TestParseIndexQueryErrors(t *testing.T) {
-	termTok := index.Cursor{HasTerm: true, Term: []byte("b"), Key: []byte("k")}.Token()
+	termTok := query.Cursor{HasTerm: true, Term: []byte("b"), Key: []byte("k")}.Token()
 	for _, c := range []struct{ rest, qs, body string }{
 		{"foo/1", "", "Invalid query: {unknown_field_type,<<\"foo\">>}\n"},
 		{"Foo/1", "", "Invalid query: {unknown_field_type,<<\"foo\">>}\n"},
@@ -169,12 +169,12 @@ func FuzzContinuation(f *testing.F) {
 	f.Add(true, []byte("\x02\x01\x07"), []byte(""), "")
 	f.Add(false, []byte(nil), []byte(nil), "dAA\r0") // the base64 decoder skips CR and LF
 	f.Fuzz(func(t *testing.T, hasTerm bool, term, key []byte, token string) {
-		c := index.Cursor{HasTerm: hasTerm, Key: key}
+		c := query.Cursor{HasTerm: hasTerm, Key: key}
 		if hasTerm {
 			c.Term = term
 		}
 		tok := c.Token()
-		back, err := index.ParseCursor(tok)
+		back, err := query.ParseCursor(tok)
 		if err != nil || back.HasTerm != c.HasTerm || !bytes.Equal(back.Term, c.Term) || !bytes.Equal(back.Key, c.Key) {
 			t.Fatalf("round trip of %+v through %q: %+v, %v", c, tok, back, err)
 		}
@@ -182,7 +182,7 @@ func FuzzContinuation(f *testing.F) {
 			t.Fatalf("token %q needs escaping", tok)
 		}
 		// Any string either is refused or is the token of the cursor it decodes to.
-		if got, err := index.ParseCursor(token); err == nil {
+		if got, err := query.ParseCursor(token); err == nil {
 			if again := got.Token(); again != token {
 				t.Fatalf("ParseCursor(%q) accepted a non-canonical token (canonical %q)", token, again)
 			}
