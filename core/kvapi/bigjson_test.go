@@ -50,7 +50,7 @@ func TestWriteProduced(t *testing.T) {
 		err := a.writeProduced(rec, httptest.NewRequest("GET", "/", nil), http.StatusOK, "application/json", func(emit func([]byte) error) error {
 			return want
 		})
-		if err != want || rec.Body.Len() != 0 || len(rec.Header()) != 0 {
+		if !errors.Is(err, want) || rec.Body.Len() != 0 || len(rec.Header()) != 0 {
 			t.Errorf("got %v, %d header fields and %q written; want the error returned and nothing written", err, len(rec.Header()), rec.Body)
 		}
 	})
