@@ -90,7 +90,26 @@ func (a *API) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	if rep.closeConn {
 		h.Set("Connection", "close")
 	}
+	if rep.status == http.StatusNotImplemented {
+		a.logNotImplemented(r)
+	}
 	_ = httpx.WriteFull(w, rep.status, rep.ctype, rep.body) // a failed write means the client left
+}
+
+// maxLoggedQuery bounds the query a 501's log line repeats, so a client cannot make one
+// request write a log line as long as its URL.
+const maxLoggedQuery = 1024
+
+// logNotImplemented records a request for something Cairn does not do (501), with the
+// method, path and query that asked for it, so an operator sees which features clients
+// expect. KV queries carry no credentials (HTTP Basic travels in a header).
+func (a *API) logNotImplemented(r *http.Request) {
+	q := r.URL.RawQuery
+	if len(q) > maxLoggedQuery {
+		q = q[:maxLoggedQuery] + "..."
+	}
+	a.log.Info("kv: not implemented", "method", r.Method, "path", r.URL.Path, "query", q,
+		"request_id", httpx.RequestIDFrom(r.Context()))
 }
 
 // replyTo maps an error to its answer:

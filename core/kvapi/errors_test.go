@@ -148,3 +148,33 @@ func TestReplyTo(t *testing.T) {
 		})
 	}
 }
+
+// TestNotImplementedLogged: a 501 is logged with the method, path and query that asked
+// for the missing feature (a long query cut), and other errors are not.
+func TestNotImplementedLogged(t *testing.T) {
+	var buf bytes.Buffer
+	a := New(nil, Config{Logger: slog.New(slog.NewTextHandler(&buf, nil))})
+	long := strings.Repeat("x", 3*maxLoggedQuery)
+	for _, tc := range []struct {
+		target string
+		err    error
+	}{
+		{"/types/maps/buckets/b/datatypes/k?r=2", statusError(http.StatusNotImplemented, "no data types")},
+		{"/buckets/b/keys/k?q=" + long, statusError(http.StatusNotImplemented, "")},
+		{"/buckets/b/keys/missing?r=1", &core.Error{Code: core.ENOTFOUND, Message: "not found"}},
+	} {
+		a.writeError(httptest.NewRecorder(), httptest.NewRequest(http.MethodGet, tc.target, nil), tc.err)
+	}
+	lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
+	if len(lines) != 2 {
+		t.Fatalf("%d log lines, want 2 (the 501s only):\n%s", len(lines), buf.String())
+	}
+	for _, want := range []string{"kv: not implemented", "method=GET", "path=/types/maps/buckets/b/datatypes/k", `query="r=2"`} {
+		if !strings.Contains(lines[0], want) {
+			t.Errorf("log line %q lacks %q", lines[0], want)
+		}
+	}
+	if len(lines[1]) > 2*maxLoggedQuery || !strings.Contains(lines[1], "xxx...") {
+		t.Errorf("the long query was not cut: %d bytes", len(lines[1]))
+	}
+}
