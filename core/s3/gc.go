@@ -1,6 +1,7 @@
 package s3
 
 import (
+	"context"
 	"encoding/hex"
 	"sync"
 	"time"
@@ -21,6 +22,9 @@ type collector struct {
 	s      *Service
 	wakeCh chan struct{}
 	stop   chan struct{}
+	// ctx is done when stop is closed: it bounds the blob store calls of a pass.
+	ctx    context.Context
+	cancel context.CancelFunc
 	done   sync.WaitGroup
 	// collected counts deleted chunk records, blobs removed blob files (for tests and
 	// stats), passes the passes over the "g" records (for tests).
@@ -30,6 +34,7 @@ type collector struct {
 
 func startCollector(s *Service) *collector {
 	c := &collector{s: s, wakeCh: make(chan struct{}, 1), stop: make(chan struct{})}
+	c.ctx, c.cancel = context.WithCancel(context.Background())
 	c.done.Add(1)
 	go c.run()
 	c.wake()
@@ -48,6 +53,7 @@ func (c *collector) wake() {
 
 func (c *collector) close() {
 	close(c.stop)
+	c.cancel()
 	c.done.Wait()
 }
 
@@ -169,7 +175,7 @@ func (c *collector) collectOne(id []byte) error {
 			c.s.blobMu.Unlock()
 			return nil
 		}
-		removed, err := b.Remove(id)
+		removed, err := b.Remove(c.ctx, id)
 		if removed {
 			c.s.blobsRemoved.Add(1)
 		}

@@ -17,13 +17,13 @@ import (
 )
 
 func TestMultipart(t *testing.T) {
-	for _, blobs := range []bool{false, true} {
-		t.Run(fmt.Sprintf("blobs=%v", blobs), func(t *testing.T) { testMultipart(t, blobs) })
+	for _, kind := range blobKinds {
+		t.Run(fmt.Sprintf("blobs=%s", kind), func(t *testing.T) { testMultipart(t, kind) })
 	}
 }
 
-func testMultipart(t *testing.T, withBlobs bool) {
-	s, db := newTestServiceBlobs(t, withBlobs)
+func testMultipart(t *testing.T, kind blobKind) {
+	s, db := newTestServiceBlobs(t, kind)
 	s.cfg.MinPartSize = 20
 	ctx := context.Background()
 	alice, bob := mustUser(t, s, "alice"), mustUser(t, s, "bob")
@@ -109,7 +109,7 @@ func testMultipart(t *testing.T, withBlobs bool) {
 	for off := 0; off <= len(want); off += 3 {
 		for n := 0; off+n <= len(want); n += 7 {
 			var b bytes.Buffer
-			if err := o.WriteRange(&b, int64(off), int64(n)); err != nil || !bytes.Equal(b.Bytes(), want[off:off+n]) {
+			if err := o.WriteRange(context.Background(), &b, int64(off), int64(n)); err != nil || !bytes.Equal(b.Bytes(), want[off:off+n]) {
 				t.Fatalf("range %d+%d: %v %q", off, n, err, b.Bytes())
 			}
 		}
@@ -172,9 +172,9 @@ func TestUploadsBlockBucketDelete(t *testing.T) {
 }
 
 func TestCopy(t *testing.T) {
-	for _, blobs := range []bool{false, true} {
-		t.Run(fmt.Sprintf("blobs=%v", blobs), func(t *testing.T) {
-			s, _ := newTestServiceBlobs(t, blobs)
+	for _, kind := range blobKinds {
+		t.Run(fmt.Sprintf("blobs=%s", kind), func(t *testing.T) {
+			s, _ := newTestServiceBlobs(t, kind)
 			s.cfg.MinPartSize = 10
 			ctx := context.Background()
 			alice, bob := mustUser(t, s, "alice"), mustUser(t, s, "bob")

@@ -211,7 +211,7 @@ var blobBufs = sync.Pool{New: func() any { b := make([]byte, blobWriteSize); ret
 // writeBlob reads the body into a new blob, blobWriteSize bytes at a time, and syncs
 // it. It returns the MD5.
 func (s *Service) writeBlob(ctx context.Context, id []byte, in PutInput) ([]byte, error) {
-	w, err := s.cfg.Blobs.Create(id)
+	w, err := s.cfg.Blobs.Create(ctx, id)
 	if err != nil {
 		return nil, wrapf(err, "write data")
 	}
@@ -244,7 +244,7 @@ func (s *Service) writeBlob(ctx context.Context, id []byte, in PutInput) ([]byte
 		w.Abort()
 		return nil, err
 	}
-	if err := w.Commit(); err != nil {
+	if err := w.Commit(ctx); err != nil {
 		return nil, wrapf(err, "write data")
 	}
 	return sum, nil
@@ -486,9 +486,12 @@ func (s *Service) tryOpen(ctx context.Context, r Requester, bucket, key string, 
 	if s.blobsRemoved.Load() != removed {
 		for _, id := range blobs {
 			raw, _ := hex.DecodeString(id)
-			if !s.cfg.Blobs.Exists(raw) {
+			if _, err := s.cfg.Blobs.Stat(ctx, raw); err != nil {
 				o.Close()
-				return nil, errBlobGone
+				if errors.Is(err, storage.ErrNotFound) {
+					return nil, errBlobGone
+				}
+				return nil, wrapf(err, "open %s/%s", bucket, key)
 			}
 		}
 	}
@@ -530,14 +533,18 @@ func (o *Object) Close() {
 // errShortObject means the stored data does not add up to the manifest's size.
 var errShortObject = errors.New("s3: stored data does not match the manifest")
 
-// WriteRange writes n bytes of the object starting at off to w, extent by extent.
-func (o *Object) WriteRange(w io.Writer, off, n int64) error {
-	if off < 0 || n < 0 || off+n > o.Manifest.Size {
+// WriteRange writes n bytes of the object starting at off to w, extent by extent,
+// until ctx is done.
+func (o *Object) WriteRange(ctx context.Context, w io.Writer, off, n int64) error {
+	if off < 0 || n < 0 || off > o.Manifest.Size || n > o.Manifest.Size-off {
 		return errors.New("s3: range outside the object")
 	}
 	for _, e := range o.extents {
 		if n == 0 {
 			break
+		}
+		if err := ctx.Err(); err != nil {
+			return err
 		}
 		if off >= e.Size {
 			off -= e.Size
@@ -546,7 +553,7 @@ func (o *Object) WriteRange(w io.Writer, off, n int64) error {
 		k := min(n, e.Size-off)
 		var err error
 		if e.Blob {
-			err = o.writeBlob(w, e, off, k)
+			err = o.writeBlob(ctx, w, e, off, k)
 		} else {
 			err = o.writeChunks(w, e, off, k)
 		}
@@ -561,21 +568,22 @@ func (o *Object) WriteRange(w io.Writer, off, n int64) error {
 	return nil
 }
 
-func (o *Object) writeBlob(w io.Writer, e Extent, off, n int64) error {
+// writeBlob writes n bytes of the blob extent e from off to w. The blob store's
+// CopyRange keeps net/http's sendfile for local blob files.
+func (o *Object) writeBlob(ctx context.Context, w io.Writer, e Extent, off, n int64) error {
 	id, err := hex.DecodeString(e.ID)
 	if err != nil {
 		return wrapf(err, "read data")
 	}
-	f, err := o.s.cfg.Blobs.Open(id)
+	r, err := o.s.cfg.Blobs.Open(ctx, id)
 	if err != nil {
 		return wrapf(err, "read data")
 	}
-	defer f.Close()
-	if _, err := f.Seek(off, io.SeekStart); err != nil {
-		return wrapf(err, "read data")
+	defer r.Close()
+	if r.Size() != e.Size {
+		return errShortObject
 	}
-	// A LimitedReader of an *os.File lets net/http send the data with sendfile.
-	k, err := io.Copy(w, &io.LimitedReader{R: f, N: n})
+	k, err := r.CopyRange(w, off, n)
 	if err == nil && k < n {
 		err = errShortObject
 	}

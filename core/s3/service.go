@@ -18,10 +18,12 @@
 //	"g"  chunk id           → chunks to collect ("")
 //	TagChunk: chunk id, 8-byte chunk number → data
 //
-// With Config.Blobs, an object of Config.BlobMinSize bytes or more (and any object larger
-// than one chunk) keeps its data in one blob file named by its chunk id instead of chunk
-// records: synced before the manifest switches to it, removed by the collector like
-// chunks.
+// With Config.Blobs (a storage.BlobStore: local files, or any store that keeps its
+// contract), an object of Config.BlobMinSize bytes or more (and any object larger than
+// one chunk) keeps its data in one blob named by its chunk id instead of chunk records:
+// committed (durable) before the manifest switches to it, removed by the collector like
+// chunks. A manifest names its blobs by id only (Manifest.Blob, Extent.Blob), never by
+// where the store keeps them.
 //
 // A PUT writes its chunks under a fresh chunk id, then switches the object's manifest to
 // it in one synced batch that also queues the previous version's chunks for collection.
@@ -75,7 +77,8 @@ type Config struct {
 	UploadTTL time.Duration
 	// Blobs, if set, holds the data of objects larger than one chunk, one file per
 	// version (written in ChunkSize pieces); without it every chunk is a DB record.
-	Blobs  *storage.Blobs
+	// It is a storage.BlobStore: manifests name blobs by id only.
+	Blobs  storage.BlobStore
 	Logger *slog.Logger
 	// BlobMinSize is the size from which, with Blobs, an object's data is a blob file
 	// rather than DB records (0: DefaultBlobMinSize). Objects larger than one chunk are
