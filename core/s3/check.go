@@ -34,7 +34,7 @@ const maxCheckErrors = 100
 // counts them all.
 //
 // blobs may be nil when the server keeps no blob store.
-func Check(db *storage.DB, blobs storage.BlobStore) (CheckReport, error) {
+func Check(db storage.Store, blobs storage.BlobStore) (CheckReport, error) {
 	var rep CheckReport
 	var errs []error
 	bad := func(format string, args ...any) {

@@ -70,12 +70,12 @@ func (c *collector) run() {
 			return
 		case <-c.wakeCh:
 		case <-t.C:
-			if n, err := c.s.abortExpired(time.Now().Add(-c.s.cfg.UploadTTL)); err != nil {
+			if n, err := c.s.abortExpired(c.ctx, time.Now().Add(-c.s.cfg.UploadTTL)); err != nil {
 				c.s.log.Warn("s3: abort abandoned uploads", "err", err)
 			} else if n > 0 {
 				c.s.log.Info("s3: aborted abandoned multipart uploads", "uploads", n, "older_than", c.s.cfg.UploadTTL)
 			}
-			if err := c.s.expireCompleted(time.Now().Add(-c.s.completedTTL())); err != nil {
+			if err := c.s.expireCompleted(c.ctx, time.Now().Add(-c.s.completedTTL())); err != nil {
 				c.s.log.Warn("s3: expire completed uploads", "err", err)
 			}
 		}
@@ -143,7 +143,7 @@ func (c *collector) collectOne(id []byte) error {
 	db := c.s.db
 	for {
 		it := db.IteratePrefix(chunkPrefix(id))
-		b := db.NewBatch()
+		b := new(storage.Batch)
 		for b.Len() < gcBatch && it.Next() {
 			b.Delete(append([]byte(nil), it.Key()...))
 		}
@@ -156,7 +156,7 @@ func (c *collector) collectOne(id []byte) error {
 		if n == 0 {
 			break
 		}
-		if err := db.Write(b, false); err != nil {
+		if err := db.Commit(c.ctx, b, false); err != nil {
 			return wrapf(err, "collect")
 		}
 		c.mu.Lock()
@@ -189,14 +189,14 @@ func (c *collector) collectOne(id []byte) error {
 			c.mu.Unlock()
 		}
 	}
-	return wrapf(db.Delete(garbageKey(id), false), "collect")
+	return wrapf(storage.Delete(c.ctx, db, garbageKey(id), false), "collect")
 }
 
 // recoverWrites turns every "w" record (a write a crash interrupted: nothing writes
 // before New returns) into a "g" record. It returns how many it found.
 func (s *Service) recoverWrites() (int, error) {
 	it := s.db.IteratePrefix(storage.KeyString(storage.TagS3, "w"))
-	b := s.db.NewBatch()
+	b := new(storage.Batch)
 	for it.Next() {
 		_, comps, err := storage.DecodeKey(it.Key())
 		if err != nil || len(comps) != 2 {
@@ -214,7 +214,7 @@ func (s *Service) recoverWrites() (int, error) {
 	if n == 0 {
 		return 0, nil
 	}
-	return n, wrapf(s.db.Write(b, true), "recover writes")
+	return n, wrapf(s.db.Commit(context.Background(), b, true), "recover writes")
 }
 
 // Pending reports whether chunk collection has work queued or running.

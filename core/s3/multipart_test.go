@@ -132,7 +132,7 @@ func testMultipart(t *testing.T, kind blobKind) {
 	if _, err := s.PutPart(ctx, alice, "mpb", "old", u3.ID, 1, PutInput{Body: bytes.NewReader(make([]byte, 50)), Size: 50}); err != nil {
 		t.Fatal(err)
 	}
-	if n, err := s.abortExpired(time.Now().Add(time.Second)); err != nil || n != 1 {
+	if n, err := s.abortExpired(context.Background(), time.Now().Add(time.Second)); err != nil || n != 1 {
 		t.Fatalf("expire: %d %v", n, err)
 	}
 	// Overwriting and deleting a multipart object collects every part.
@@ -346,13 +346,13 @@ func TestRetriedCompletion(t *testing.T) {
 		})
 	}
 	// The sweep keeps a fresh record and deletes an old one.
-	if err := s.expireCompleted(time.Now().Add(-time.Minute)); err != nil {
+	if err := s.expireCompleted(context.Background(), time.Now().Add(-time.Minute)); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := s.CompleteUpload(ctx, alice, "retried", "k", id, want); err != nil {
 		t.Fatalf("a fresh record was swept: %v", err)
 	}
-	if err := s.expireCompleted(time.Now().Add(time.Minute)); err != nil {
+	if err := s.expireCompleted(context.Background(), time.Now().Add(time.Minute)); err != nil {
 		t.Fatal(err)
 	}
 	_, err := s.CompleteUpload(ctx, alice, "retried", "k", id, want)

@@ -1,0 +1,118 @@
+package s3
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"time"
+
+	"github.com/cairnkv/cairn/core/storage"
+)
+
+// maxCommitAttempts bounds how often an update reads, computes and commits again after
+// its conditional commit conflicted with another writer's (another Service over the
+// same store, or a replica). The service's own locks keep its writers from conflicting
+// with one another, so a conflict means another writer: 32 attempts with backoff
+// outlast any plausible burst on one record.
+const maxCommitAttempts = 32
+
+// maxCommitBackoff caps the pause between two attempts.
+const maxCommitBackoff = 20 * time.Millisecond
+
+// errContended is returned when an update conflicted maxCommitAttempts times.
+var errContended = Errorf(ServiceUnavailable, "The resource is being changed by too many concurrent requests; please try again.")
+
+// txn is one attempt of an update: what it reads through get makes its batch
+// conditional on the record being unchanged when the batch commits.
+type txn struct {
+	ctx context.Context
+	st  storage.Store
+	b   storage.Batch
+}
+
+// get reads key and requires it unchanged at commit (absent: still absent). A missing
+// key is an error wrapping storage.ErrNotFound, as storage.Store.Get's.
+func (t *txn) get(key []byte) ([]byte, error) {
+	it, err := t.st.Read(t.ctx, key)
+	if err != nil {
+		return nil, err
+	}
+	t.b.Require(key, it.Rev)
+	if !it.Rev.Exists() {
+		return nil, fmt.Errorf("s3: %q: %w", key, storage.ErrNotFound)
+	}
+	return it.Value, nil
+}
+
+// update runs fn in a new txn and commits its batch, synced, if fn wrote anything;
+// when the commit conflicts it runs fn again on fresh reads, at most
+// maxCommitAttempts times, pausing a little more each time, while ctx lasts. An error
+// of fn ends it and is returned as is; what names the update in other errors.
+func (s *Service) update(ctx context.Context, what string, fn func(t *txn) error) error {
+	for attempt := 1; ; attempt++ {
+		t := &txn{ctx: ctx, st: s.db}
+		if err := fn(t); err != nil {
+			return err
+		}
+		if t.b.Len() == 0 {
+			return nil
+		}
+		err := s.db.Commit(ctx, &t.b, true)
+		switch {
+		case err == nil:
+			return nil
+		case !errors.Is(err, storage.ErrConflict):
+			return wrapf(err, "%s", what)
+		case attempt == maxCommitAttempts:
+			s.log.Warn("s3: an update kept conflicting", "update", what, "attempts", attempt)
+			return errContended
+		}
+		if err := pause(ctx, attempt); err != nil {
+			return err
+		}
+	}
+}
+
+// pause waits before attempt+1: a random time up to 2^attempt × 100 µs, capped at
+// maxCommitBackoff, so that writers that conflicted do not meet again in step.
+func pause(ctx context.Context, attempt int) error {
+	d := min(maxCommitBackoff, time.Duration(100<<min(attempt, 20))*time.Microsecond)
+	t := time.NewTimer(rand.N(d) + time.Microsecond)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
+
+// writes are puts and deletes to add to every attempt's batch of an update (the data
+// records of a PUT, computed once).
+type writes struct {
+	w []write
+}
+
+// write is one put (value not nil) or delete.
+type write struct {
+	key, value []byte
+	del        bool
+}
+
+// put records storing value under key; both are kept, not copied.
+func (w *writes) put(key, value []byte) { w.w = append(w.w, write{key: key, value: value}) }
+
+// delete records removing key.
+func (w *writes) delete(key []byte) { w.w = append(w.w, write{key: key, del: true}) }
+
+// addTo adds the writes to b.
+func (w *writes) addTo(b *storage.Batch) {
+	for _, x := range w.w {
+		if x.del {
+			b.Delete(x.key)
+		} else {
+			b.Put(x.key, x.value)
+		}
+	}
+}
