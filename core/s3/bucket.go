@@ -83,9 +83,17 @@ func (s *Service) bucketIn(t *txn, name string) (*Bucket, error) {
 	if err != nil {
 		return nil, err
 	}
+	if !b.Deleting.IsZero() && time.Since(b.Deleting) < deletingTTL {
+		return nil, errAgain // a deletion is checking that the bucket is empty
+	}
 	t.b.Require(bucketKey(name), rev)
 	return b, nil
 }
+
+// deletingTTL is how long a deletion's mark on a bucket record holds object commits
+// back: a deletion takes it back or deletes the record within milliseconds, so an
+// older mark is one a crash left behind, and is ignored.
+const deletingTTL = 10 * time.Second
 
 // bucketTxn reads the bucket record in t, from the store (not the cache): for the
 // updates of the record itself.
@@ -185,11 +193,9 @@ func (s *Service) CreateBucket(ctx context.Context, r Requester, name string, ac
 			return errTooMany
 		}
 		b := &Bucket{Name: name, Owner: acl.Owner, Created: time.Now().UTC().Truncate(time.Millisecond), ACL: acl}
-		v, err := json.Marshal(b)
-		if err != nil {
-			return wrapf(err, "encode bucket %s", name)
+		if err := putBucket(t, b); err != nil {
+			return err
 		}
-		t.b.Put(bucketKey(name), v)
 		t.b.Put(ownedKey(r.ID, name), nil)
 		created = true
 		return nil
@@ -227,10 +233,18 @@ func (s *Service) bucketAccess(ctx context.Context, r Requester, name, action st
 
 // DeleteBucket deletes an empty bucket. Only its owner may: others get
 // AccessDenied; a bucket with objects is 409 BucketNotEmpty.
+//
+// Emptiness cannot be a condition of a commit (it is about a range of keys), so the
+// deletion goes in three steps: it marks the record (Bucket.Deleting), which changes
+// its revision, so that an object commit that read the bucket before conflicts and one
+// that reads it after waits (see bucketIn); it checks that the bucket is empty; then it
+// deletes the record, or takes the mark back, on condition that the record is still
+// the marked one.
 func (s *Service) DeleteBucket(ctx context.Context, r Requester, name string) error {
 	s.bucketsMu.Lock()
 	defer s.bucketsMu.Unlock()
-	return s.update(ctx, "delete bucket "+name, func(t *txn) error {
+	var marked Bucket
+	err := s.update(ctx, "delete bucket "+name, func(t *txn) error {
 		b, err := s.bucketTxn(t, name)
 		if err != nil {
 			return err
@@ -238,25 +252,67 @@ func (s *Service) DeleteBucket(ctx context.Context, r Requester, name string) er
 		if !ownsBucket(b, r) || b.denies(r, ActionDeleteBucket, "") {
 			return errAccessDenied
 		}
-		it := s.db.IteratePrefix(objectPrefix(name))
-		empty := !it.Next()
-		err = it.Err()
-		it.Release()
+		marked = *b
+		marked.Deleting = time.Now().UTC()
+		return putBucket(t, &marked)
+	})
+	if err != nil {
+		return err
+	}
+	// Whatever happens to the request now, the mark is taken back or the bucket goes.
+	ctx = context.WithoutCancel(ctx)
+	empty := s.bucketEmpty(name)
+	err = s.update(ctx, "delete bucket "+name, func(t *txn) error {
+		b, err := s.bucketTxn(t, name)
 		if err != nil {
-			return wrapf(err, "delete bucket %s", name)
-		}
-		if !empty {
-			return errNotEmpty
-		}
-		if busy, err := s.hasUploads(name); err != nil {
 			return err
-		} else if busy {
-			return &Error{MultipartUploadRemaining, "The bucket you tried to delete has multipart uploads in progress"}
+		}
+		if !b.Deleting.Equal(marked.Deleting) {
+			return errContended // another deletion took over the record
+		}
+		if empty != nil {
+			b.Deleting = time.Time{}
+			return putBucket(t, b)
 		}
 		t.b.Delete(bucketKey(name))
 		t.b.Delete(ownedKey(b.Owner.ID, name))
 		return nil
 	})
+	if err != nil {
+		return err
+	}
+	return empty
+}
+
+// bucketEmpty returns nil if the bucket holds no object and no upload in progress,
+// else the error DeleteBucket answers.
+func (s *Service) bucketEmpty(name string) error {
+	it := s.db.IteratePrefix(objectPrefix(name))
+	empty := !it.Next()
+	err := it.Err()
+	it.Release()
+	if err != nil {
+		return wrapf(err, "delete bucket %s", name)
+	}
+	if !empty {
+		return errNotEmpty
+	}
+	if busy, err := s.hasUploads(name); err != nil {
+		return err
+	} else if busy {
+		return &Error{MultipartUploadRemaining, "The bucket you tried to delete has multipart uploads in progress"}
+	}
+	return nil
+}
+
+// putBucket adds the record b to t.
+func putBucket(t *txn, b *Bucket) error {
+	v, err := json.Marshal(b)
+	if err != nil {
+		return wrapf(err, "encode bucket %s", b.Name)
+	}
+	t.b.Put(bucketKey(b.Name), v)
+	return nil
 }
 
 // ListBuckets lists r's buckets by name. Anonymous requesters are refused.
@@ -347,12 +403,7 @@ func (s *Service) updateBucket(ctx context.Context, what, name string, change fu
 		case err != nil:
 			return err
 		}
-		v, err := json.Marshal(b)
-		if err != nil {
-			return wrapf(err, "encode bucket %s", name)
-		}
-		t.b.Put(bucketKey(name), v)
-		return nil
+		return putBucket(t, b)
 	})
 }
 

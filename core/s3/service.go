@@ -133,6 +133,8 @@ type Service struct {
 	blobMu   sync.Mutex
 	readers  map[string]int
 	deferred map[string]bool
+	// conflicts counts the conditional commits that conflicted (and were retried).
+	conflicts atomic.Int64
 	// blobsRemoved counts the blobs the collector has removed (incremented under
 	// blobMu): a reader compares it before and after opening (see tryOpen).
 	blobsRemoved atomic.Int64

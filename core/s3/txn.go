@@ -20,8 +20,17 @@ const maxCommitAttempts = 32
 // maxCommitBackoff caps the pause between two attempts.
 const maxCommitBackoff = 20 * time.Millisecond
 
+// errAgain, returned by an update's function, makes the update start again after a
+// pause, as after a conflict: something it read is in a transition that another writer
+// is about to finish.
+var errAgain = errors.New("s3: try again")
+
 // errContended is returned when an update conflicted maxCommitAttempts times.
 var errContended = Errorf(ServiceUnavailable, "The resource is being changed by too many concurrent requests; please try again.")
+
+// testHookCommit, set by tests, runs in update just before a commit: where another
+// writer may overtake it.
+var testHookCommit func(s *Service, what string)
 
 // txn is one attempt of an update: what it reads through get makes its batch
 // conditional on the record being unchanged when the batch commits.
@@ -51,20 +60,16 @@ func (t *txn) get(key []byte) ([]byte, error) {
 // of fn ends it and is returned as is; what names the update in other errors.
 func (s *Service) update(ctx context.Context, what string, fn func(t *txn) error) error {
 	for attempt := 1; ; attempt++ {
-		t := &txn{ctx: ctx, st: s.db}
-		if err := fn(t); err != nil {
-			return err
-		}
-		if t.b.Len() == 0 {
-			return nil
-		}
-		err := s.db.Commit(ctx, &t.b, true)
+		err := s.attempt(ctx, what, fn)
 		switch {
 		case err == nil:
 			return nil
-		case !errors.Is(err, storage.ErrConflict):
-			return wrapf(err, "%s", what)
-		case attempt == maxCommitAttempts:
+		case errors.Is(err, storage.ErrConflict):
+			s.conflicts.Add(1)
+		case !errors.Is(err, errAgain):
+			return err
+		}
+		if attempt == maxCommitAttempts {
 			s.log.Warn("s3: an update kept conflicting", "update", what, "attempts", attempt)
 			return errContended
 		}
@@ -72,6 +77,23 @@ func (s *Service) update(ctx context.Context, what string, fn func(t *txn) error
 			return err
 		}
 	}
+}
+
+// attempt runs fn once and commits what it wrote. A conflict is returned as the
+// store's error (wrapping storage.ErrConflict), other store errors wrapped with what.
+func (s *Service) attempt(ctx context.Context, what string, fn func(t *txn) error) error {
+	t := &txn{ctx: ctx, st: s.db}
+	if err := fn(t); err != nil || t.b.Len() == 0 {
+		return err
+	}
+	if testHookCommit != nil {
+		testHookCommit(s, what)
+	}
+	err := s.db.Commit(ctx, &t.b, true)
+	if err != nil && !errors.Is(err, storage.ErrConflict) {
+		return wrapf(err, "%s", what)
+	}
+	return err
 }
 
 // pause waits before attempt+1: a random time up to 2^attempt × 100 µs, capped at
