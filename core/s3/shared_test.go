@@ -206,6 +206,20 @@ func TestSharedStoreCreateBucketRace(t *testing.T) {
 	})
 }
 
+// newSharedUpload is newSharedServices with user alice's bucket "mpb" and an upload of
+// its key "obj" in progress.
+func newSharedUpload(t *testing.T, kind blobKind) (a, b *Service, alice Requester, u *Upload) {
+	t.Helper()
+	a, b, _ = newSharedServices(t, kind)
+	alice = mustUser(t, a, "alice")
+	mustBucket(t, a, alice, "mpb", "")
+	u, err := a.CreateUpload(context.Background(), alice, "mpb", "obj", PutInput{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a, b, alice, u
+}
+
 // TestSharedStorePartsAndCompletion: a part committed through one service while the
 // other completes the upload. If the part lands after the completion listed the parts,
 // the completion conflicts (the part commit rewrote the upload record), lists again and
@@ -225,13 +239,7 @@ func TestSharedStorePartsAndCompletion(t *testing.T) {
 	}
 	for _, kind := range blobKinds {
 		t.Run(string(kind)+"/part-overtakes-completion", func(t *testing.T) {
-			a, b, _ := newSharedServices(t, kind)
-			alice := mustUser(t, a, "alice")
-			mustBucket(t, a, alice, "mpb", "")
-			u, err := a.CreateUpload(ctx, alice, "mpb", "obj", PutInput{})
-			if err != nil {
-				t.Fatal(err)
-			}
+			a, b, alice, u := newSharedUpload(t, kind)
 			p1, p2 := part(t, a, alice, u.ID, 1, '1'), part(t, b, alice, u.ID, 2, '2')
 			overtake(t, a, "complete mpb/obj", func() { part(t, b, alice, u.ID, 3, '3') })
 			m, err := a.CompleteUpload(ctx, alice, "mpb", "obj", u.ID, []CompletePart{{1, p1.ETag}, {2, p2.ETag}})
@@ -243,13 +251,7 @@ func TestSharedStorePartsAndCompletion(t *testing.T) {
 			}
 		})
 		t.Run(string(kind)+"/completion-overtakes-part", func(t *testing.T) {
-			a, b, _ := newSharedServices(t, kind)
-			alice := mustUser(t, a, "alice")
-			mustBucket(t, a, alice, "mpb", "")
-			u, err := a.CreateUpload(ctx, alice, "mpb", "obj", PutInput{})
-			if err != nil {
-				t.Fatal(err)
-			}
+			a, b, alice, u := newSharedUpload(t, kind)
 			p1 := part(t, a, alice, u.ID, 1, '1')
 			overtake(t, a, "commit part", func() {
 				if _, err := b.CompleteUpload(ctx, alice, "mpb", "obj", u.ID, []CompletePart{{1, p1.ETag}}); err != nil {
@@ -257,17 +259,11 @@ func TestSharedStorePartsAndCompletion(t *testing.T) {
 				}
 			})
 			data := bytes.Repeat([]byte("x"), 24)
-			_, err = a.PutPart(ctx, alice, "mpb", "obj", u.ID, 2, PutInput{Body: bytes.NewReader(data), Size: 24})
+			_, err := a.PutPart(ctx, alice, "mpb", "obj", u.ID, 2, PutInput{Body: bytes.NewReader(data), Size: 24})
 			wantCode(t, err, NoSuchUpload)
 		})
 		t.Run(string(kind)+"/concurrent-parts", func(t *testing.T) {
-			a, b, _ := newSharedServices(t, kind)
-			alice := mustUser(t, a, "alice")
-			mustBucket(t, a, alice, "mpb", "")
-			u, err := a.CreateUpload(ctx, alice, "mpb", "obj", PutInput{})
-			if err != nil {
-				t.Fatal(err)
-			}
+			a, b, alice, u := newSharedUpload(t, kind)
 			const n = 8
 			parts := make([]CompletePart, n)
 			var wg sync.WaitGroup
