@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math/rand/v2"
-	"time"
 
 	"github.com/cairnkv/cairn/core/storage"
 )
@@ -17,13 +15,10 @@ import (
 // outlast any plausible burst on one record.
 const maxCommitAttempts = 32
 
-// maxCommitBackoff caps the pause between two attempts.
-const maxCommitBackoff = 20 * time.Millisecond
-
 // errAgain, returned by an update's function, makes the update start again after a
-// pause, as after a conflict: something it read is in a transition that another writer
+// pause, as a conflict does: something it read is in a transition that another writer
 // is about to finish.
-var errAgain = errors.New("s3: try again")
+var errAgain = fmt.Errorf("s3: a record is in transition: %w", storage.ErrConflict)
 
 // errContended is returned when an update conflicted maxCommitAttempts times.
 var errContended = Errorf(ServiceUnavailable, "The resource is being changed by too many concurrent requests; please try again.")
@@ -59,24 +54,18 @@ func (t *txn) get(key []byte) ([]byte, error) {
 // maxCommitAttempts times, pausing a little more each time, while ctx lasts. An error
 // of fn ends it and is returned as is; what names the update in other errors.
 func (s *Service) update(ctx context.Context, what string, fn func(t *txn) error) error {
-	for attempt := 1; ; attempt++ {
+	err := storage.RetryConflicts(ctx, maxCommitAttempts, func() error {
 		err := s.attempt(ctx, what, fn)
-		switch {
-		case err == nil:
-			return nil
-		case errors.Is(err, storage.ErrConflict):
+		if errors.Is(err, storage.ErrConflict) {
 			s.conflicts.Add(1)
-		case !errors.Is(err, errAgain):
-			return err
 		}
-		if attempt == maxCommitAttempts {
-			s.log.Warn("s3: an update kept conflicting", "update", what, "attempts", attempt)
-			return errContended
-		}
-		if err := pause(ctx, attempt); err != nil {
-			return err
-		}
+		return err
+	})
+	if errors.Is(err, storage.ErrConflict) {
+		s.log.Warn("s3: an update kept conflicting", "update", what, "attempts", maxCommitAttempts)
+		return errContended
 	}
+	return err
 }
 
 // attempt runs fn once and commits what it wrote. A conflict is returned as the
@@ -94,20 +83,6 @@ func (s *Service) attempt(ctx context.Context, what string, fn func(t *txn) erro
 		return wrapf(err, "%s", what)
 	}
 	return err
-}
-
-// pause waits before attempt+1: a random time up to 2^attempt × 100 µs, capped at
-// maxCommitBackoff, so that writers that conflicted do not meet again in step.
-func pause(ctx context.Context, attempt int) error {
-	d := min(maxCommitBackoff, time.Duration(100<<min(attempt, 20))*time.Microsecond)
-	t := time.NewTimer(rand.N(d) + time.Microsecond)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
 }
 
 // writes are puts and deletes to add to every attempt's batch of an update (the data
