@@ -57,6 +57,14 @@ func (c *collector) close() {
 	c.done.Wait()
 }
 
+// warn logs err, the failure of a pass, unless the collector is stopping (its context
+// then fails the pass's writes; the work resumes at the next start).
+func (c *collector) warn(msg string, err error) {
+	if c.ctx.Err() == nil {
+		c.s.log.Warn(msg, "err", err)
+	}
+}
+
 func (c *collector) run() {
 	defer c.done.Done()
 	// Look for abandoned uploads often enough to abort them within a quarter of their
@@ -71,16 +79,16 @@ func (c *collector) run() {
 		case <-c.wakeCh:
 		case <-t.C:
 			if n, err := c.s.abortExpired(c.ctx, time.Now().Add(-c.s.cfg.UploadTTL)); err != nil {
-				c.s.log.Warn("s3: abort abandoned uploads", "err", err)
+				c.warn("s3: abort abandoned uploads", err)
 			} else if n > 0 {
 				c.s.log.Info("s3: aborted abandoned multipart uploads", "uploads", n, "older_than", c.s.cfg.UploadTTL)
 			}
 			if err := c.s.expireCompleted(c.ctx, time.Now().Add(-c.s.completedTTL())); err != nil {
-				c.s.log.Warn("s3: expire completed uploads", "err", err)
+				c.warn("s3: expire completed uploads", err)
 			}
 		}
 		if err := c.collect(); err != nil {
-			c.s.log.Warn("s3: collect chunks", "err", err)
+			c.warn("s3: collect chunks", err)
 		}
 		// Wakes that arrive meanwhile wait for the pause, then make one pass.
 		pause := time.NewTimer(gcPause)
