@@ -319,3 +319,37 @@ func TestSharedStoreDeleteBucketRace(t *testing.T) {
 		t.Fatalf("bucket %+v, %v: the mark stayed", bk, err)
 	}
 }
+
+// TestSharedStoreCaches: a service's cached bucket and user records follow changes made
+// through another service over the same store (the store's notifications drop them),
+// so a revoked ACL, a policy or a disabled user takes effect everywhere at once.
+func TestSharedStoreCaches(t *testing.T) {
+	ctx := context.Background()
+	a, b, _ := newSharedServices(t, noBlobs)
+	alice, bob := mustUser(t, a, "alice"), mustUser(t, a, "bob")
+	mustBucket(t, a, alice, "cached", "public-read")
+	if err := b.HeadBucket(ctx, bob, "cached"); err != nil { // b caches the bucket
+		t.Fatalf("bob lists the public-read bucket through b: %v", err)
+	}
+	if err := a.SetBucketACL(ctx, alice, "cached", ACLSpec{Canned: "private"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.HeadBucket(ctx, bob, "cached"); !IsCode(err, AccessDenied) {
+		t.Fatalf("bob lists through b after the bucket went private: %v", err)
+	}
+	if bk, err := b.Bucket(ctx, "cached"); err != nil || len(bk.ACL.Grants) != 1 {
+		t.Fatalf("b's bucket record: %+v, %v", bk, err)
+	}
+
+	u, err := b.UserByID(ctx, bob.ID) // b caches bob
+	if err != nil || !u.Enabled() {
+		t.Fatalf("bob: %+v, %v", u, err)
+	}
+	disabled := StatusDisabled
+	if _, err := a.UpdateUser(ctx, u.KeyID, UserUpdate{Status: &disabled}, true); err != nil {
+		t.Fatal(err)
+	}
+	if u, err := b.UserByKey(ctx, u.KeyID); err != nil || u.Enabled() {
+		t.Fatalf("b still sees bob enabled: %+v, %v", u, err)
+	}
+}
