@@ -44,10 +44,14 @@ func (t *txn) get(key []byte) ([]byte, error) {
 	}
 	t.b.Require(key, it.Rev)
 	if !it.Rev.Exists() {
-		return nil, fmt.Errorf("s3: %q: %w", key, storage.ErrNotFound)
+		return nil, errAbsent
 	}
 	return it.Value, nil
 }
+
+// errAbsent is txn.get's error for an absent key (one value: a PUT of a new key meets
+// it twice, and the callers only test it with errors.Is).
+var errAbsent = fmt.Errorf("s3: absent: %w", storage.ErrNotFound)
 
 // update runs fn in a new txn and commits its batch, synced, if fn wrote anything;
 // when the commit conflicts it runs fn again on fresh reads, at most
