@@ -3,10 +3,12 @@ package s3
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"path/filepath"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/cairnkv/cairn/core/storage"
 )
@@ -351,5 +353,44 @@ func TestSharedStoreCaches(t *testing.T) {
 	}
 	if u, err := b.UserByKey(ctx, u.KeyID); err != nil || u.Enabled() {
 		t.Fatalf("b still sees bob enabled: %+v, %v", u, err)
+	}
+}
+
+// TestBucketDeletingMark: a deletion's mark holds object commits back only while it is
+// fresh: a PUT into a bucket marked a moment ago waits, then answers 503 (the deletion
+// never finished), one into a bucket whose mark a crash left long ago goes through —
+// nothing stored can keep a bucket unwritable.
+func TestBucketDeletingMark(t *testing.T) {
+	ctx := context.Background()
+	for _, c := range []struct {
+		name string
+		age  time.Duration
+		want Code // "" for success
+	}{
+		{"fresh", 0, ServiceUnavailable},
+		{"left by a crash", deletingTTL + time.Second, ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			s, db := newTestService(t)
+			alice := mustUser(t, s, "alice")
+			mustBucket(t, s, alice, "marked", "")
+			b, err := s.Bucket(ctx, "marked")
+			if err != nil {
+				t.Fatal(err)
+			}
+			m := *b
+			m.Deleting = time.Now().Add(-c.age).UTC()
+			v, _ := json.Marshal(&m)
+			if err := db.Put(bucketKey("marked"), v, true); err != nil {
+				t.Fatal(err)
+			}
+			_, err = s.PutObject(ctx, alice, "marked", "k", PutInput{Body: bytes.NewReader([]byte("x")), Size: 1})
+			if c.want == "" && err != nil {
+				t.Fatalf("PUT: %v", err)
+			}
+			if c.want != "" {
+				wantCode(t, err, c.want)
+			}
+		})
 	}
 }
