@@ -111,12 +111,14 @@ func check(args []string, getenv func(string) string, stdout, stderr io.Writer) 
 		fmt.Fprintf(stderr, "cairn: check %s: kv: (and %d more problems)\n", *dataDir, more)
 	}
 	fmt.Fprintf(stdout, "cairn: kv: %d objects, %d index postings, %d property records\n", kvRep.Objects, kvRep.Postings, kvRep.Props)
-	var blobs *storage.Blobs
+	var blobs storage.BlobStore // nil (not a nil *storage.Blobs) without a blob directory
 	if _, err := os.Stat(filepath.Join(*dataDir, server.BlobsDir)); err == nil {
-		if blobs, err = storage.OpenBlobs(filepath.Join(*dataDir, server.BlobsDir)); err != nil {
+		b, err := storage.OpenBlobs(filepath.Join(*dataDir, server.BlobsDir))
+		if err != nil {
 			fmt.Fprintf(stderr, "cairn: %v\n", err)
 			return 1
 		}
+		blobs = b
 	}
 	rep, err := s3.Check(db, blobs)
 	if err != nil {

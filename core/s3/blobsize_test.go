@@ -72,7 +72,7 @@ func collectorPasses(s *Service) int64 {
 // scans the garbage queue), but closing the last reader of a blob the collector had to
 // skip does, so the blob goes without waiting for the periodic pass.
 func TestCollectorWakes(t *testing.T) {
-	s, _ := newTestServiceBlobs(t, true)
+	s, _ := newTestServiceBlobs(t, fileBlobs)
 	alice := mustUser(t, s, "alice")
 	mustBucket(t, s, alice, "wakes", "")
 	put(t, s, alice, "wakes", "k", bytes.Repeat([]byte("a"), 100))

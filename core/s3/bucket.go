@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/netip"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/cairnkv/cairn/core/storage"
@@ -48,18 +49,56 @@ func ValidBucketName(name string) bool {
 
 // Bucket returns the bucket record (NoSuchBucket if absent). It checks no permission.
 func (s *Service) Bucket(ctx context.Context, name string) (*Bucket, error) {
-	s.bucketsMu.RLock()
-	defer s.bucketsMu.RUnlock()
-	return s.bucketLocked(name)
+	b, _, err := s.bucket(ctx, name)
+	return b, err
 }
 
-// bucketLocked reads a bucket through the cache; bucketsMu is held (shared suffices:
-// the cache has its own rule, see cacheBucket).
-func (s *Service) bucketLocked(name string) (*Bucket, error) {
-	if b, ok := s.loadCachedBucket(name); ok {
-		return b, nil
+// bucket reads a bucket record and its revision through the cache.
+func (s *Service) bucket(ctx context.Context, name string) (*Bucket, storage.Revision, error) {
+	c, gen := s.buckets.get(name)
+	if c.b != nil {
+		return c.b, c.rev, nil
 	}
-	v, err := s.db.Get(bucketKey(name))
+	it, err := s.db.Read(ctx, bucketKey(name))
+	if err != nil {
+		return nil, storage.NoRevision, wrapf(err, "read bucket %s", name)
+	}
+	if !it.Rev.Exists() {
+		return nil, storage.NoRevision, errNoSuchBucket
+	}
+	b := new(Bucket)
+	if err := json.Unmarshal(it.Value, b); err != nil {
+		return nil, storage.NoRevision, wrapf(err, "decode bucket %s", name)
+	}
+	s.buckets.fill(name, cachedBucket{b: b, rev: it.Rev}, gen)
+	return b, it.Rev, nil
+}
+
+// bucketIn returns the bucket record (NoSuchBucket if absent) and makes t's commit
+// conditional on it being unchanged: a commit into a bucket deleted or changed
+// meanwhile conflicts. A stale cache entry only costs a conflict and a retry (the
+// change that made it stale has dropped it by then).
+func (s *Service) bucketIn(t *txn, name string) (*Bucket, error) {
+	b, rev, err := s.bucket(t.ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	if !b.Deleting.IsZero() && time.Since(b.Deleting) < deletingTTL {
+		return nil, errAgain // a deletion is checking that the bucket is empty
+	}
+	t.b.Require(bucketKey(name), rev)
+	return b, nil
+}
+
+// deletingTTL is how long a deletion's mark on a bucket record holds object commits
+// back: a deletion takes it back or deletes the record within milliseconds, so an
+// older mark is one a crash left behind, and is ignored.
+const deletingTTL = 10 * time.Second
+
+// bucketTxn reads the bucket record in t, from the store (not the cache): for the
+// updates of the record itself.
+func (s *Service) bucketTxn(t *txn, name string) (*Bucket, error) {
+	v, err := t.get(bucketKey(name))
 	if errors.Is(err, storage.ErrNotFound) {
 		return nil, errNoSuchBucket
 	}
@@ -70,30 +109,55 @@ func (s *Service) bucketLocked(name string) (*Bucket, error) {
 	if err := json.Unmarshal(v, b); err != nil {
 		return nil, wrapf(err, "decode bucket %s", name)
 	}
-	s.cacheBucket(name, b)
 	return b, nil
 }
 
-func (s *Service) loadCachedBucket(name string) (*Bucket, bool) {
-	s.cacheMu.Lock()
-	defer s.cacheMu.Unlock()
-	b, ok := s.bucketCache[name]
-	return b, ok
+// maxCachedBuckets bounds the bucket cache; past it the cache starts over.
+const maxCachedBuckets = 65536
+
+// cachedBucket is a decoded bucket record and its revision.
+type cachedBucket struct {
+	b   *Bucket // never changed once cached
+	rev storage.Revision
 }
 
-func (s *Service) cacheBucket(name string, b *Bucket) {
-	s.cacheMu.Lock()
-	defer s.cacheMu.Unlock()
-	if len(s.bucketCache) >= 65536 {
-		clear(s.bucketCache)
+// bucketCache keeps decoded bucket records by name. It is kept coherent by the store's
+// change notifications (Service.observe), whoever wrote the record: this service,
+// another over the same store, a replica. A reader that misses takes the generation
+// before it reads the store and fills only if no change has been seen since, so a
+// record read before a change can never outlive the change's drop.
+type bucketCache struct {
+	mu  sync.Mutex // guards m and gen
+	m   map[string]cachedBucket
+	gen uint64 // incremented by every drop
+}
+
+// get returns the cached record (zero if none) and the generation to fill with.
+func (c *bucketCache) get(name string) (cachedBucket, uint64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.m[name], c.gen
+}
+
+// fill caches v if no drop has happened since get returned gen.
+func (c *bucketCache) fill(name string, v cachedBucket, gen uint64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.gen != gen {
+		return
 	}
-	s.bucketCache[name] = b
+	if len(c.m) >= maxCachedBuckets {
+		clear(c.m)
+	}
+	c.m[name] = v
 }
 
-func (s *Service) uncacheBucket(name string) {
-	s.cacheMu.Lock()
-	defer s.cacheMu.Unlock()
-	delete(s.bucketCache, name)
+// drop forgets the bucket and invalidates every fill in flight.
+func (c *bucketCache) drop(name string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.gen++
+	delete(c.m, name)
 }
 
 // CreateBucket creates the bucket with the given ACL (whose owner must be r). It
@@ -109,36 +173,34 @@ func (s *Service) CreateBucket(ctx context.Context, r Requester, name string, ac
 	}
 	s.bucketsMu.Lock()
 	defer s.bucketsMu.Unlock()
-	old, err := s.bucketLocked(name)
-	switch {
-	case err == nil && old.Owner.ID == r.ID:
-		return false, nil
-	case err == nil:
-		return false, errExists
-	case !IsCode(err, NoSuchBucket):
-		return false, err
-	}
-	n, err := s.countOwned(r.ID)
-	if err != nil {
-		return false, err
-	}
-	if n >= s.cfg.MaxBuckets {
-		return false, errTooMany
-	}
 	acl.Owner = Owner{ID: r.ID, DisplayName: r.DisplayName}
-	b := &Bucket{Name: name, Owner: acl.Owner, Created: time.Now().UTC().Truncate(time.Millisecond), ACL: acl}
-	v, err := json.Marshal(b)
-	if err != nil {
-		return false, wrapf(err, "encode bucket %s", name)
-	}
-	batch := s.db.NewBatch()
-	batch.Put(bucketKey(name), v)
-	batch.Put(ownedKey(r.ID, name), nil)
-	if err := s.db.Write(batch, true); err != nil {
-		return false, wrapf(err, "create bucket %s", name)
-	}
-	s.cacheBucket(name, b)
-	return true, nil
+	err = s.update(ctx, "create bucket "+name, func(t *txn) error {
+		created = false
+		old, err := s.bucketTxn(t, name) // absent: the commit requires it still absent
+		switch {
+		case err == nil && old.Owner.ID == r.ID:
+			return nil
+		case err == nil:
+			return errExists
+		case !IsCode(err, NoSuchBucket):
+			return err
+		}
+		n, err := s.countOwned(r.ID)
+		if err != nil {
+			return err
+		}
+		if n >= s.cfg.MaxBuckets {
+			return errTooMany
+		}
+		b := &Bucket{Name: name, Owner: acl.Owner, Created: time.Now().UTC().Truncate(time.Millisecond), ACL: acl}
+		if err := putBucket(t, b); err != nil {
+			return err
+		}
+		t.b.Put(ownedKey(r.ID, name), nil)
+		created = true
+		return nil
+	})
+	return created && err == nil, err
 }
 
 func (s *Service) countOwned(owner string) (int, error) {
@@ -171,19 +233,63 @@ func (s *Service) bucketAccess(ctx context.Context, r Requester, name, action st
 
 // DeleteBucket deletes an empty bucket. Only its owner may: others get
 // AccessDenied; a bucket with objects is 409 BucketNotEmpty.
+//
+// Emptiness cannot be a condition of a commit (it is about a range of keys), so the
+// deletion goes in three steps: it marks the record (Bucket.Deleting), which changes
+// its revision, so that an object commit that read the bucket before conflicts and one
+// that reads it after waits (see bucketIn); it checks that the bucket is empty; then it
+// deletes the record, or takes the mark back, on condition that the record is still
+// the marked one.
 func (s *Service) DeleteBucket(ctx context.Context, r Requester, name string) error {
 	s.bucketsMu.Lock()
 	defer s.bucketsMu.Unlock()
-	b, err := s.bucketLocked(name)
+	var marked Bucket
+	err := s.update(ctx, "delete bucket "+name, func(t *txn) error {
+		b, err := s.bucketTxn(t, name)
+		if err != nil {
+			return err
+		}
+		if !ownsBucket(b, r) || b.denies(r, ActionDeleteBucket, "") {
+			return errAccessDenied
+		}
+		marked = *b
+		marked.Deleting = time.Now().UTC()
+		return putBucket(t, &marked)
+	})
 	if err != nil {
 		return err
 	}
-	if !ownsBucket(b, r) || b.denies(r, ActionDeleteBucket, "") {
-		return errAccessDenied
+	// Whatever happens to the request now, the mark is taken back or the bucket goes.
+	ctx = context.WithoutCancel(ctx)
+	empty := s.bucketEmpty(name)
+	err = s.update(ctx, "delete bucket "+name, func(t *txn) error {
+		b, err := s.bucketTxn(t, name)
+		if err != nil {
+			return err
+		}
+		if !b.Deleting.Equal(marked.Deleting) {
+			return errContended // another deletion took over the record
+		}
+		if empty != nil {
+			b.Deleting = time.Time{}
+			return putBucket(t, b)
+		}
+		t.b.Delete(bucketKey(name))
+		t.b.Delete(ownedKey(b.Owner.ID, name))
+		return nil
+	})
+	if err != nil {
+		return err
 	}
+	return empty
+}
+
+// bucketEmpty returns nil if the bucket holds no object and no upload in progress,
+// else the error DeleteBucket answers.
+func (s *Service) bucketEmpty(name string) error {
 	it := s.db.IteratePrefix(objectPrefix(name))
 	empty := !it.Next()
-	err = it.Err()
+	err := it.Err()
 	it.Release()
 	if err != nil {
 		return wrapf(err, "delete bucket %s", name)
@@ -196,13 +302,16 @@ func (s *Service) DeleteBucket(ctx context.Context, r Requester, name string) er
 	} else if busy {
 		return &Error{Code: MultipartUploadRemaining, Message: "The bucket you tried to delete has multipart uploads in progress"}
 	}
-	batch := s.db.NewBatch()
-	batch.Delete(bucketKey(name))
-	batch.Delete(ownedKey(b.Owner.ID, name))
-	if err := s.db.Write(batch, true); err != nil {
-		return wrapf(err, "delete bucket %s", name)
+	return nil
+}
+
+// putBucket adds the record b to t.
+func putBucket(t *txn, b *Bucket) error {
+	v, err := json.Marshal(b)
+	if err != nil {
+		return wrapf(err, "encode bucket %s", b.Name)
 	}
-	s.uncacheBucket(name)
+	t.b.Put(bucketKey(b.Name), v)
 	return nil
 }
 
@@ -256,34 +365,46 @@ func (s *Service) BucketACL(ctx context.Context, r Requester, name string) (ACL,
 // the bucket's owner (an empty owner id means "the bucket's owner"); a canned one is
 // built for the bucket's owner.
 func (s *Service) SetBucketACL(ctx context.Context, r Requester, name string, spec ACLSpec) error {
+	return s.updateBucket(ctx, "set bucket acl "+name, name, func(b *Bucket) error {
+		if !s.allowed(b, nil, r, ActionPutBucketACL, "", PermWriteACP) {
+			return errAccessDenied
+		}
+		acl, err := spec.Build(b.Owner, b.Owner)
+		if err != nil {
+			return err
+		}
+		if acl.Owner.ID != "" && acl.Owner.ID != b.Owner.ID {
+			return errAccessDenied
+		}
+		acl.Owner = b.Owner
+		b.ACL = acl
+		return nil
+	})
+}
+
+// errUnchanged, returned by the change function of updateBucket, leaves the record as
+// it is.
+var errUnchanged = errors.New("s3: unchanged")
+
+// updateBucket rewrites the bucket record with change (which may refuse with an error,
+// or return errUnchanged), read and committed conditionally (see Service.update).
+// bucketsMu keeps this service's bucket changes from conflicting.
+func (s *Service) updateBucket(ctx context.Context, what, name string, change func(b *Bucket) error) error {
 	s.bucketsMu.Lock()
 	defer s.bucketsMu.Unlock()
-	b, err := s.bucketLocked(name)
-	if err != nil {
-		return err
-	}
-	if !s.allowed(b, nil, r, ActionPutBucketACL, "", PermWriteACP) {
-		return errAccessDenied
-	}
-	acl, err := spec.Build(b.Owner, b.Owner)
-	if err != nil {
-		return err
-	}
-	if acl.Owner.ID != "" && acl.Owner.ID != b.Owner.ID {
-		return errAccessDenied
-	}
-	acl.Owner = b.Owner
-	nb := *b
-	nb.ACL = acl
-	v, err := json.Marshal(&nb)
-	if err != nil {
-		return wrapf(err, "encode bucket %s", name)
-	}
-	if err := s.db.Put(bucketKey(name), v, true); err != nil {
-		return wrapf(err, "set bucket acl %s", name)
-	}
-	s.cacheBucket(name, &nb)
-	return nil
+	return s.update(ctx, what, func(t *txn) error {
+		b, err := s.bucketTxn(t, name)
+		if err != nil {
+			return err
+		}
+		switch err := change(b); {
+		case errors.Is(err, errUnchanged):
+			return nil
+		case err != nil:
+			return err
+		}
+		return putBucket(t, b)
+	})
 }
 
 // BucketLocation returns the region of the bucket (READ).

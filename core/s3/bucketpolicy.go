@@ -2,7 +2,6 @@ package s3
 
 import (
 	"context"
-	"encoding/json"
 	"slices"
 )
 
@@ -36,55 +35,33 @@ func (s *Service) BucketPolicy(ctx context.Context, r Requester, bucket string) 
 // change itself); the document must be a valid policy (at most MaxPolicySize bytes)
 // whose resources are all in this bucket, else 400 MalformedPolicy.
 func (s *Service) SetBucketPolicy(ctx context.Context, r Requester, bucket string, doc []byte) error {
-	s.bucketsMu.Lock()
-	defer s.bucketsMu.Unlock()
-	b, err := s.bucketLocked(bucket)
-	if err != nil {
-		return err
-	}
-	if !ownsBucket(b, r) {
-		return errAccessDenied
-	}
-	p, err := ParsePolicy(doc)
-	if err != nil {
-		return err
-	}
-	if err := p.CheckBucket(bucket); err != nil {
-		return err
-	}
-	return s.storePolicyLocked(b, p)
+	return s.updateBucket(ctx, "set bucket policy "+bucket, bucket, func(b *Bucket) error {
+		if !ownsBucket(b, r) {
+			return errAccessDenied
+		}
+		p, err := ParsePolicy(doc)
+		if err != nil {
+			return err
+		}
+		if err := p.CheckBucket(bucket); err != nil {
+			return err
+		}
+		b.Policy = p
+		return nil
+	})
 }
 
 // DeleteBucketPolicy removes the bucket's policy. Only the bucket's owner may; a bucket
 // without a policy is not an error.
 func (s *Service) DeleteBucketPolicy(ctx context.Context, r Requester, bucket string) error {
-	s.bucketsMu.Lock()
-	defer s.bucketsMu.Unlock()
-	b, err := s.bucketLocked(bucket)
-	if err != nil {
-		return err
-	}
-	if !ownsBucket(b, r) {
-		return errAccessDenied
-	}
-	if b.Policy == nil {
+	return s.updateBucket(ctx, "delete bucket policy "+bucket, bucket, func(b *Bucket) error {
+		if !ownsBucket(b, r) {
+			return errAccessDenied
+		}
+		if b.Policy == nil {
+			return errUnchanged
+		}
+		b.Policy = nil
 		return nil
-	}
-	return s.storePolicyLocked(b, nil)
-}
-
-// storePolicyLocked writes b's record with policy p (nil: none) and caches it;
-// bucketsMu is held exclusively.
-func (s *Service) storePolicyLocked(b *Bucket, p *Policy) error {
-	nb := *b
-	nb.Policy = p
-	v, err := json.Marshal(&nb)
-	if err != nil {
-		return wrapf(err, "encode bucket %s", b.Name)
-	}
-	if err := s.db.Put(bucketKey(b.Name), v, true); err != nil {
-		return wrapf(err, "set bucket policy %s", b.Name)
-	}
-	s.cacheBucket(b.Name, &nb)
-	return nil
+	})
 }

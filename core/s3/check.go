@@ -2,6 +2,7 @@ package s3
 
 import (
 	"bytes"
+	"context"
 	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
@@ -33,7 +34,7 @@ const maxCheckErrors = 100
 // counts them all.
 //
 // blobs may be nil when the server keeps no blob store.
-func Check(db *storage.DB, blobs *storage.Blobs) (CheckReport, error) {
+func Check(db storage.Store, blobs storage.BlobStore) (CheckReport, error) {
 	var rep CheckReport
 	var errs []error
 	bad := func(format string, args ...any) {
@@ -205,7 +206,7 @@ func Check(db *storage.DB, blobs *storage.Blobs) (CheckReport, error) {
 	}
 	blobSizes := map[string]int64{}
 	if blobs != nil {
-		err := blobs.Walk(func(id []byte, name string, size int64) error {
+		err := blobs.Walk(context.Background(), func(id []byte, name string, size int64) error {
 			rep.Blobs++
 			switch {
 			case id == nil:

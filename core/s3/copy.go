@@ -50,7 +50,7 @@ func (s *Service) CopyObject(ctx context.Context, r Requester, srcBucket, srcKey
 	in.MD5 = nil
 	in.Size = m.Size
 	var out *Manifest
-	err = streamFrom(src, 0, m.Size, func(body io.Reader) error {
+	err = streamFrom(ctx, src, 0, m.Size, func(body io.Reader) error {
 		in.Body = body
 		var err error
 		out, err = s.PutObject(ctx, r, dstBucket, dstKey, in)
@@ -78,11 +78,11 @@ func (s *Service) CopyPart(ctx context.Context, r Requester, srcBucket, srcKey, 
 	if length < 0 {
 		off, length = 0, m.Size
 	}
-	if off < 0 || off+length > m.Size {
+	if off < 0 || off > m.Size || length > m.Size-off {
 		return nil, Errorf(InvalidArgument, "Range specified is not valid for source object of size: %d", m.Size)
 	}
 	var p *PartInfo
-	err = streamFrom(src, off, length, func(body io.Reader) error {
+	err = streamFrom(ctx, src, off, length, func(body io.Reader) error {
 		var err error
 		p, err = s.PutPart(ctx, r, bucket, key, uploadID, n, PutInput{Body: body, Size: length})
 		return err
@@ -93,13 +93,13 @@ func (s *Service) CopyPart(ctx context.Context, r Requester, srcBucket, srcKey, 
 // streamFrom runs consume with a reader of the source's bytes [off, off+n), produced by
 // a goroutine that consume's return ends (the reader is closed then, so the producer
 // never blocks on a consumer that stopped reading).
-func streamFrom(src *Object, off, n int64, consume func(io.Reader) error) error {
+func streamFrom(ctx context.Context, src *Object, off, n int64, consume func(io.Reader) error) error {
 	pr, pw := io.Pipe()
 	var wg sync.WaitGroup
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		pw.CloseWithError(src.WriteRange(pw, off, n))
+		pw.CloseWithError(src.WriteRange(ctx, pw, off, n))
 	}()
 	err := consume(pr)
 	pr.CloseWithError(io.ErrClosedPipe)

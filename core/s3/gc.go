@@ -1,6 +1,7 @@
 package s3
 
 import (
+	"context"
 	"encoding/hex"
 	"sync"
 	"time"
@@ -21,6 +22,9 @@ type collector struct {
 	s      *Service
 	wakeCh chan struct{}
 	stop   chan struct{}
+	// ctx is done when stop is closed: it bounds the blob store calls of a pass.
+	ctx    context.Context
+	cancel context.CancelFunc
 	done   sync.WaitGroup
 	// collected counts deleted chunk records, blobs removed blob files (for tests and
 	// stats), passes the passes over the "g" records (for tests).
@@ -30,6 +34,7 @@ type collector struct {
 
 func startCollector(s *Service) *collector {
 	c := &collector{s: s, wakeCh: make(chan struct{}, 1), stop: make(chan struct{})}
+	c.ctx, c.cancel = context.WithCancel(context.Background())
 	c.done.Add(1)
 	go c.run()
 	c.wake()
@@ -48,7 +53,16 @@ func (c *collector) wake() {
 
 func (c *collector) close() {
 	close(c.stop)
+	c.cancel()
 	c.done.Wait()
+}
+
+// warn logs err, the failure of a pass, unless the collector is stopping (its context
+// then fails the pass's writes; the work resumes at the next start).
+func (c *collector) warn(msg string, err error) {
+	if c.ctx.Err() == nil {
+		c.s.log.Warn(msg, "err", err)
+	}
 }
 
 func (c *collector) run() {
@@ -64,17 +78,17 @@ func (c *collector) run() {
 			return
 		case <-c.wakeCh:
 		case <-t.C:
-			if n, err := c.s.abortExpired(time.Now().Add(-c.s.cfg.UploadTTL)); err != nil {
-				c.s.log.Warn("s3: abort abandoned uploads", "err", err)
+			if n, err := c.s.abortExpired(c.ctx, time.Now().Add(-c.s.cfg.UploadTTL)); err != nil {
+				c.warn("s3: abort abandoned uploads", err)
 			} else if n > 0 {
 				c.s.log.Info("s3: aborted abandoned multipart uploads", "uploads", n, "older_than", c.s.cfg.UploadTTL)
 			}
-			if err := c.s.expireCompleted(time.Now().Add(-c.s.completedTTL())); err != nil {
-				c.s.log.Warn("s3: expire completed uploads", "err", err)
+			if err := c.s.expireCompleted(c.ctx, time.Now().Add(-c.s.completedTTL())); err != nil {
+				c.warn("s3: expire completed uploads", err)
 			}
 		}
 		if err := c.collect(); err != nil {
-			c.s.log.Warn("s3: collect chunks", "err", err)
+			c.warn("s3: collect chunks", err)
 		}
 		// Wakes that arrive meanwhile wait for the pause, then make one pass.
 		pause := time.NewTimer(gcPause)
@@ -137,7 +151,7 @@ func (c *collector) collectOne(id []byte) error {
 	db := c.s.db
 	for {
 		it := db.IteratePrefix(chunkPrefix(id))
-		b := db.NewBatch()
+		b := new(storage.Batch)
 		for b.Len() < gcBatch && it.Next() {
 			b.Delete(append([]byte(nil), it.Key()...))
 		}
@@ -150,7 +164,7 @@ func (c *collector) collectOne(id []byte) error {
 		if n == 0 {
 			break
 		}
-		if err := db.Write(b, false); err != nil {
+		if err := db.Commit(c.ctx, b, false); err != nil {
 			return wrapf(err, "collect")
 		}
 		c.mu.Lock()
@@ -169,7 +183,7 @@ func (c *collector) collectOne(id []byte) error {
 			c.s.blobMu.Unlock()
 			return nil
 		}
-		removed, err := b.Remove(id)
+		removed, err := b.Remove(c.ctx, id)
 		if removed {
 			c.s.blobsRemoved.Add(1)
 		}
@@ -183,14 +197,14 @@ func (c *collector) collectOne(id []byte) error {
 			c.mu.Unlock()
 		}
 	}
-	return wrapf(db.Delete(garbageKey(id), false), "collect")
+	return wrapf(storage.Delete(c.ctx, db, garbageKey(id), false), "collect")
 }
 
 // recoverWrites turns every "w" record (a write a crash interrupted: nothing writes
 // before New returns) into a "g" record. It returns how many it found.
 func (s *Service) recoverWrites() (int, error) {
 	it := s.db.IteratePrefix(storage.KeyString(storage.TagS3, "w"))
-	b := s.db.NewBatch()
+	b := new(storage.Batch)
 	for it.Next() {
 		_, comps, err := storage.DecodeKey(it.Key())
 		if err != nil || len(comps) != 2 {
@@ -208,7 +222,7 @@ func (s *Service) recoverWrites() (int, error) {
 	if n == 0 {
 		return 0, nil
 	}
-	return n, wrapf(s.db.Write(b, true), "recover writes")
+	return n, wrapf(s.db.Commit(context.Background(), b, true), "recover writes")
 }
 
 // Pending reports whether chunk collection has work queued or running.

@@ -43,6 +43,10 @@ type Upload struct {
 	Meta        []MetaPair        `json:"meta,omitempty"`
 	Headers     map[string]string `json:"headers,omitempty"`
 	ACL         ACL               `json:"acl"`
+	// Parts counts the part commits: each rewrites the record, so that a completion
+	// or abort, conditional on the record it read, conflicts with a part committed
+	// after it listed the parts (by another service over the same store).
+	Parts uint64 `json:"parts,omitempty"`
 }
 
 // PartInfo is one uploaded part.
@@ -124,17 +128,17 @@ func (s *Service) completedAnswer(bucket, key, uploadID string, want []CompleteP
 
 // expireCompleted deletes the completion records made before cutoff (and any that do
 // not decode), gcBatch at a time.
-func (s *Service) expireCompleted(cutoff time.Time) error {
+func (s *Service) expireCompleted(ctx context.Context, cutoff time.Time) error {
 	it := s.db.IteratePrefix(storage.KeyString(storage.TagS3, "mc"))
 	defer it.Release()
-	batch := s.db.NewBatch()
+	batch := new(storage.Batch)
 	for it.Next() {
 		var c completedUpload
 		if err := json.Unmarshal(it.Value(), &c); err != nil || c.At.Before(cutoff) {
 			batch.Delete(bytes.Clone(it.Key()))
 		}
 		if batch.Len() == gcBatch {
-			if err := s.db.Write(batch, false); err != nil {
+			if err := s.db.Commit(ctx, batch, false); err != nil {
 				return wrapf(err, "expire completed uploads")
 			}
 			batch.Reset()
@@ -146,7 +150,7 @@ func (s *Service) expireCompleted(cutoff time.Time) error {
 	if batch.Len() == 0 {
 		return nil
 	}
-	return wrapf(s.db.Write(batch, false), "expire completed uploads")
+	return wrapf(s.db.Commit(ctx, batch, false), "expire completed uploads")
 }
 
 var errNoSuchUpload = &Error{Code: NoSuchUpload, Message: "The specified upload does not exist. The upload ID may be invalid, or the upload may have been aborted or completed."}
@@ -180,18 +184,22 @@ func (s *Service) CreateUpload(ctx context.Context, r Requester, bucket, key str
 	}
 	s.bucketsMu.RLock()
 	defer s.bucketsMu.RUnlock()
-	if _, err := s.bucketLocked(bucket); err != nil {
+	err = s.update(ctx, "create upload", func(t *txn) error {
+		if _, err := s.bucketIn(t, bucket); err != nil {
+			return err
+		}
+		t.b.Put(uploadKey(bucket, key, u.ID), v)
+		return nil
+	})
+	if err != nil {
 		return nil, err
-	}
-	if err := s.db.Put(uploadKey(bucket, key, u.ID), v, true); err != nil {
-		return nil, wrapf(err, "create upload")
 	}
 	return u, nil
 }
 
-// upload reads an upload record (NoSuchUpload when absent).
-func (s *Service) upload(bucket, key, id string) (*Upload, error) {
-	v, err := s.db.Get(uploadKey(bucket, key, id))
+// upload reads an upload record with get (NoSuchUpload when absent).
+func (s *Service) upload(get getter, bucket, key, id string) (*Upload, error) {
+	v, err := get(uploadKey(bucket, key, id))
 	if errors.Is(err, storage.ErrNotFound) {
 		return nil, errNoSuchUpload
 	}
@@ -232,46 +240,61 @@ func (s *Service) PutPart(ctx context.Context, r Requester, bucket, key, uploadI
 	if _, err := s.writableBucket(ctx, r, bucket, ActionPutObject, key); err != nil {
 		return nil, err
 	}
-	if _, err := s.upload(bucket, key, uploadID); err != nil {
+	if _, err := s.upload(s.db.Get, bucket, key, uploadID); err != nil {
 		return nil, err
 	}
-	commit := s.db.NewBatch()
-	ext, sum, err := s.storeData(ctx, in, commit, writeRecord{Bucket: bucket, Key: key})
+	data := new(writes)
+	ext, sum, err := s.storeData(ctx, in, data, writeRecord{Bucket: bucket, Key: key})
 	if err != nil {
 		return nil, err
 	}
 	p := &PartInfo{Number: n, ETag: hex.EncodeToString(sum), LastModified: time.Now().UTC().Truncate(time.Millisecond), Extent: ext}
-	if err := s.commitPart(bucket, key, uploadID, p, commit); err != nil {
+	if err := s.commitPart(ctx, bucket, key, uploadID, p, data); err != nil {
 		s.abandonExtent(ext, in.Size)
 		return nil, err
 	}
 	return p, nil
 }
 
-func (s *Service) commitPart(bucket, key, uploadID string, p *PartInfo, batch *storage.Batch) error {
+// commitPart records part p, with data's writes, in one synced conditional batch: the
+// upload must still be as read (not completed, aborted or given another part
+// meanwhile: its record counts the part commits), the part it replaces has its data
+// queued for collection.
+func (s *Service) commitPart(ctx context.Context, bucket, key, uploadID string, p *PartInfo, data *writes) error {
 	v, err := json.Marshal(p)
 	if err != nil {
 		return wrapf(err, "encode part")
 	}
 	defer s.uploadLock(uploadID)()
-	if _, err := s.upload(bucket, key, uploadID); err != nil {
-		return err // aborted or completed while the data arrived
-	}
-	if old, err := s.part(uploadID, p.Number); err == nil {
-		queueExtent(batch, old.Extent)
-	} else if !errors.Is(err, storage.ErrNotFound) {
+	err = s.update(ctx, "commit part", func(t *txn) error {
+		u, err := s.upload(t.get, bucket, key, uploadID)
+		if err != nil {
+			return err // aborted or completed while the data arrived
+		}
+		data.addTo(&t.b)
+		if old, err := s.part(t.get, uploadID, p.Number); err == nil {
+			queueExtent(&t.b, old.Extent)
+		} else if !errors.Is(err, storage.ErrNotFound) {
+			return err
+		}
+		u.Parts++
+		uv, err := json.Marshal(u)
+		if err != nil {
+			return wrapf(err, "encode upload")
+		}
+		t.b.Put(uploadKey(bucket, key, uploadID), uv)
+		t.b.Put(partKey(uploadID, p.Number), v)
+		return nil
+	})
+	if err != nil {
 		return err
-	}
-	batch.Put(partKey(uploadID, p.Number), v)
-	if err := s.db.Write(batch, true); err != nil {
-		return wrapf(err, "commit part")
 	}
 	s.gc.wake()
 	return nil
 }
 
-func (s *Service) part(uploadID string, n int) (*PartInfo, error) {
-	v, err := s.db.Get(partKey(uploadID, n))
+func (s *Service) part(get getter, uploadID string, n int) (*PartInfo, error) {
+	v, err := get(partKey(uploadID, n))
 	if err != nil {
 		return nil, err
 	}
@@ -324,14 +347,36 @@ func (s *Service) CompleteUpload(ctx context.Context, r Requester, bucket, key, 
 		}
 	}
 	defer s.uploadLock(uploadID)()
-	u, err := s.upload(bucket, key, uploadID)
-	if IsCode(err, NoSuchUpload) {
-		return s.completedAnswer(bucket, key, uploadID, want) // a retried completion
-	}
+	s.bucketsMu.RLock()
+	defer s.bucketsMu.RUnlock()
+	l := s.keyLock(bucket, key)
+	l.Lock()
+	defer l.Unlock()
+	var m *Manifest
+	err := s.update(ctx, "complete "+bucket+"/"+key, func(t *txn) error {
+		u, err := s.upload(t.get, bucket, key, uploadID)
+		if IsCode(err, NoSuchUpload) {
+			m, err = s.completedAnswer(bucket, key, uploadID, want) // a retried completion
+			return err
+		}
+		if err != nil {
+			return err
+		}
+		m, err = s.completeIn(t, u, want)
+		return err
+	})
 	if err != nil {
 		return nil, err
 	}
-	have, _, err := s.parts(uploadID, 0, 0)
+	s.gc.wake() // parts left out of the object, the version replaced
+	return m, nil
+}
+
+// completeIn adds to t the completion of upload u with the parts want (read in t: the
+// upload record, which a part commit rewrites, is a condition of the commit) and
+// returns the new object's manifest.
+func (s *Service) completeIn(t *txn, u *Upload, want []CompletePart) (*Manifest, error) {
+	have, _, err := s.parts(u.ID, 0, 0)
 	if err != nil {
 		return nil, err
 	}
@@ -370,27 +415,26 @@ func (s *Service) CompleteUpload(ctx context.Context, r Requester, bucket, key, 
 	id := make([]byte, 16)
 	_, _ = rand.Read(id)
 	m.UUID = hex.EncodeToString(id)
-	if len(m.Parts) == 0 {
-		// An empty object: one empty extent under the manifest's own id.
-		m.Parts = nil
-	}
+	m.LastModified = time.Now().UTC().Truncate(time.Millisecond)
 	done, err := json.Marshal(completedUpload{ETag: m.ETag, Parts: partsFingerprint(want), At: time.Now().UTC()})
 	if err != nil {
 		return nil, wrapf(err, "encode completed upload")
 	}
-	batch := s.db.NewBatch()
-	batch.Delete(uploadKey(bucket, key, uploadID))
-	batch.Put(completedKey(bucket, key, uploadID), done)
+	v, err := json.Marshal(m)
+	if err != nil {
+		return nil, wrapf(err, "encode manifest %s/%s", u.Bucket, u.Key)
+	}
+	t.b.Delete(uploadKey(u.Bucket, u.Key, u.ID))
+	t.b.Put(completedKey(u.Bucket, u.Key, u.ID), done)
 	for _, p := range have {
-		batch.Delete(partKey(uploadID, p.Number))
+		t.b.Delete(partKey(u.ID, p.Number))
 		if !used[p.Number] || p.Extent.Size == 0 {
-			queueExtent(batch, p.Extent)
+			queueExtent(&t.b, p.Extent)
 		}
 	}
-	if err := s.commit(bucket, key, m, batch); err != nil {
+	if _, err := s.switchManifest(t, u.Bucket, u.Key, v); err != nil {
 		return nil, err
 	}
-	s.gc.wake() // parts left out of the object
 	return m, nil
 }
 
@@ -400,25 +444,29 @@ func (s *Service) AbortUpload(ctx context.Context, r Requester, bucket, key, upl
 		return err
 	}
 	defer s.uploadLock(uploadID)()
-	return s.abortLocked(bucket, key, uploadID)
+	return s.abortLocked(ctx, bucket, key, uploadID)
 }
 
-func (s *Service) abortLocked(bucket, key, uploadID string) error {
-	if _, err := s.upload(bucket, key, uploadID); err != nil {
-		return err
-	}
-	have, _, err := s.parts(uploadID, 0, 0)
+// abortLocked deletes the upload and its parts, conditional on the upload record (see
+// commitPart), and queues the parts' data for collection; the upload's lock is held.
+func (s *Service) abortLocked(ctx context.Context, bucket, key, uploadID string) error {
+	err := s.update(ctx, "abort upload", func(t *txn) error {
+		if _, err := s.upload(t.get, bucket, key, uploadID); err != nil {
+			return err
+		}
+		have, _, err := s.parts(uploadID, 0, 0)
+		if err != nil {
+			return err
+		}
+		t.b.Delete(uploadKey(bucket, key, uploadID))
+		for _, p := range have {
+			t.b.Delete(partKey(uploadID, p.Number))
+			queueExtent(&t.b, p.Extent)
+		}
+		return nil
+	})
 	if err != nil {
 		return err
-	}
-	batch := s.db.NewBatch()
-	batch.Delete(uploadKey(bucket, key, uploadID))
-	for _, p := range have {
-		batch.Delete(partKey(uploadID, p.Number))
-		queueExtent(batch, p.Extent)
-	}
-	if err := s.db.Write(batch, true); err != nil {
-		return wrapf(err, "abort upload")
 	}
 	s.gc.wake()
 	return nil
@@ -434,7 +482,7 @@ func (s *Service) ListParts(ctx context.Context, r Requester, bucket, key, uploa
 	if !s.allowed(b, nil, r, ActionListMultipartUploadParts, key, PermRead) && !s.allowed(b, nil, r, ActionListMultipartUploadParts, key, PermWrite) {
 		return nil, nil, false, errAccessDenied
 	}
-	u, err := s.upload(bucket, key, uploadID)
+	u, err := s.upload(s.db.Get, bucket, key, uploadID)
 	if err != nil {
 		return nil, nil, false, err
 	}
@@ -528,7 +576,7 @@ func (s *Service) hasUploads(bucket string) (bool, error) {
 }
 
 // abortExpired aborts the uploads initiated before cutoff (abandoned uploads).
-func (s *Service) abortExpired(cutoff time.Time) (int, error) {
+func (s *Service) abortExpired(ctx context.Context, cutoff time.Time) (int, error) {
 	it := s.db.IteratePrefix(storage.KeyString(storage.TagS3, "mu"))
 	var old []Upload
 	for it.Next() {
@@ -545,7 +593,7 @@ func (s *Service) abortExpired(cutoff time.Time) (int, error) {
 	n := 0
 	for _, u := range old {
 		unlock := s.uploadLock(u.ID)
-		err := s.abortLocked(u.Bucket, u.Key, u.ID)
+		err := s.abortLocked(ctx, u.Bucket, u.Key, u.ID)
 		unlock()
 		if err == nil {
 			n++

@@ -17,13 +17,13 @@ import (
 )
 
 func TestMultipart(t *testing.T) {
-	for _, blobs := range []bool{false, true} {
-		t.Run(fmt.Sprintf("blobs=%v", blobs), func(t *testing.T) { testMultipart(t, blobs) })
+	for _, kind := range blobKinds {
+		t.Run(fmt.Sprintf("blobs=%s", kind), func(t *testing.T) { testMultipart(t, kind) })
 	}
 }
 
-func testMultipart(t *testing.T, withBlobs bool) {
-	s, db := newTestServiceBlobs(t, withBlobs)
+func testMultipart(t *testing.T, kind blobKind) {
+	s, db := newTestServiceBlobs(t, kind)
 	s.cfg.MinPartSize = 20
 	ctx := context.Background()
 	alice, bob := mustUser(t, s, "alice"), mustUser(t, s, "bob")
@@ -109,7 +109,7 @@ func testMultipart(t *testing.T, withBlobs bool) {
 	for off := 0; off <= len(want); off += 3 {
 		for n := 0; off+n <= len(want); n += 7 {
 			var b bytes.Buffer
-			if err := o.WriteRange(&b, int64(off), int64(n)); err != nil || !bytes.Equal(b.Bytes(), want[off:off+n]) {
+			if err := o.WriteRange(context.Background(), &b, int64(off), int64(n)); err != nil || !bytes.Equal(b.Bytes(), want[off:off+n]) {
 				t.Fatalf("range %d+%d: %v %q", off, n, err, b.Bytes())
 			}
 		}
@@ -132,7 +132,7 @@ func testMultipart(t *testing.T, withBlobs bool) {
 	if _, err := s.PutPart(ctx, alice, "mpb", "old", u3.ID, 1, PutInput{Body: bytes.NewReader(make([]byte, 50)), Size: 50}); err != nil {
 		t.Fatal(err)
 	}
-	if n, err := s.abortExpired(time.Now().Add(time.Second)); err != nil || n != 1 {
+	if n, err := s.abortExpired(context.Background(), time.Now().Add(time.Second)); err != nil || n != 1 {
 		t.Fatalf("expire: %d %v", n, err)
 	}
 	// Overwriting and deleting a multipart object collects every part.
@@ -172,9 +172,9 @@ func TestUploadsBlockBucketDelete(t *testing.T) {
 }
 
 func TestCopy(t *testing.T) {
-	for _, blobs := range []bool{false, true} {
-		t.Run(fmt.Sprintf("blobs=%v", blobs), func(t *testing.T) {
-			s, _ := newTestServiceBlobs(t, blobs)
+	for _, kind := range blobKinds {
+		t.Run(fmt.Sprintf("blobs=%s", kind), func(t *testing.T) {
+			s, _ := newTestServiceBlobs(t, kind)
 			s.cfg.MinPartSize = 10
 			ctx := context.Background()
 			alice, bob := mustUser(t, s, "alice"), mustUser(t, s, "bob")
@@ -346,13 +346,13 @@ func TestRetriedCompletion(t *testing.T) {
 		})
 	}
 	// The sweep keeps a fresh record and deletes an old one.
-	if err := s.expireCompleted(time.Now().Add(-time.Minute)); err != nil {
+	if err := s.expireCompleted(context.Background(), time.Now().Add(-time.Minute)); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := s.CompleteUpload(ctx, alice, "retried", "k", id, want); err != nil {
 		t.Fatalf("a fresh record was swept: %v", err)
 	}
-	if err := s.expireCompleted(time.Now().Add(time.Minute)); err != nil {
+	if err := s.expireCompleted(context.Background(), time.Now().Add(time.Minute)); err != nil {
 		t.Fatal(err)
 	}
 	_, err := s.CompleteUpload(ctx, alice, "retried", "k", id, want)

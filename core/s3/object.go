@@ -132,14 +132,14 @@ func (s *Service) PutObject(ctx context.Context, r Requester, bucket, key string
 	if err != nil {
 		return nil, err
 	}
-	commit := s.db.NewBatch()
-	ext, sum, err := s.storeData(ctx, in, commit, writeRecord{Bucket: bucket, Key: key})
+	data := new(writes)
+	ext, sum, err := s.storeData(ctx, in, data, writeRecord{Bucket: bucket, Key: key})
 	if err != nil {
 		return nil, err
 	}
 	m := &Manifest{UUID: ext.ID, Size: in.Size, ChunkSize: ext.ChunkSize, Blob: ext.Blob, ETag: hex.EncodeToString(sum),
 		ContentType: in.ContentType, Meta: in.Meta, Headers: in.Headers, Owner: owner, ACL: acl}
-	if err := s.commit(bucket, key, m, commit); err != nil {
+	if err := s.commit(ctx, bucket, key, m, data); err != nil {
 		s.abandonExtent(ext, in.Size)
 		return nil, err
 	}
@@ -155,10 +155,11 @@ func newObjectACL(in PutInput, owner Owner, b *Bucket) (ACL, error) {
 }
 
 // storeData stores a body under a fresh chunk id and returns where it is and its MD5.
-// Data of one chunk or less under the blob size is put into commit (the caller's batch);
-// a larger body is written now, as a blob (or chunk records without a blob store), owned
-// meanwhile by a "w" record that commit deletes. On failure nothing is left behind but collection work.
-func (s *Service) storeData(ctx context.Context, in PutInput, commit *storage.Batch, rec writeRecord) (Extent, []byte, error) {
+// Data of one chunk or less under the blob size is added to commit (the writes of the
+// caller's commit); a larger body is written now, as a blob (or chunk records without a
+// blob store), owned meanwhile by a "w" record that commit deletes. On failure nothing
+// is left behind but collection work.
+func (s *Service) storeData(ctx context.Context, in PutInput, commit *writes, rec writeRecord) (Extent, []byte, error) {
 	id := make([]byte, 16)
 	_, _ = rand.Read(id)
 	ext := Extent{ID: hex.EncodeToString(id), Size: in.Size, ChunkSize: s.cfg.ChunkSize}
@@ -168,10 +169,10 @@ func (s *Service) storeData(ctx context.Context, in PutInput, commit *storage.Ba
 		// Synced: a blob or chunks must never exist without a record that owns them.
 		rec.Started = time.Now().UTC()
 		v, _ := json.Marshal(rec)
-		if err := s.db.Put(writingKey(id), v, ext.Blob); err != nil {
+		if err := storage.Put(ctx, s.db, writingKey(id), v, ext.Blob); err != nil {
 			return Extent{}, nil, wrapf(err, "store data")
 		}
-		commit.Delete(writingKey(id))
+		commit.delete(writingKey(id))
 	}
 	var sum []byte
 	var err error
@@ -211,7 +212,7 @@ var blobBufs = sync.Pool{New: func() any { b := make([]byte, blobWriteSize); ret
 // writeBlob reads the body into a new blob, blobWriteSize bytes at a time, and syncs
 // it. It returns the MD5.
 func (s *Service) writeBlob(ctx context.Context, id []byte, in PutInput) ([]byte, error) {
-	w, err := s.cfg.Blobs.Create(id)
+	w, err := s.cfg.Blobs.Create(ctx, id)
 	if err != nil {
 		return nil, wrapf(err, "write data")
 	}
@@ -244,7 +245,7 @@ func (s *Service) writeBlob(ctx context.Context, id []byte, in PutInput) ([]byte
 		w.Abort()
 		return nil, err
 	}
-	if err := w.Commit(); err != nil {
+	if err := w.Commit(ctx); err != nil {
 		return nil, wrapf(err, "write data")
 	}
 	return sum, nil
@@ -267,7 +268,7 @@ func finishBody(in PutInput, sum []byte) ([]byte, error) {
 
 // writeChunks reads the body into chunks. A single-chunk object's chunk goes into the
 // commit batch; the chunks of a larger one are written as they fill. It returns the MD5.
-func (s *Service) writeChunks(ctx context.Context, id []byte, in PutInput, commit *storage.Batch, multi bool) ([]byte, error) {
+func (s *Service) writeChunks(ctx context.Context, id []byte, in PutInput, commit *writes, multi bool) ([]byte, error) {
 	h := md5.New()
 	bp := s.chunkBuf()
 	defer chunkBufs.Put(bp)
@@ -287,11 +288,11 @@ func (s *Service) writeChunks(ctx context.Context, id []byte, in PutInput, commi
 		h.Write(c)
 		left -= int64(len(c))
 		if multi {
-			if err := s.db.Put(chunkKey(id, n), c, false); err != nil {
+			if err := storage.Put(ctx, s.db, chunkKey(id, n), c, false); err != nil {
 				return nil, wrapf(err, "write chunk")
 			}
 		} else if len(c) > 0 {
-			commit.Put(chunkKey(id, n), c)
+			commit.put(chunkKey(id, n), bytes.Clone(c)) // c is a pooled buffer
 		}
 		if left == 0 {
 			break
@@ -300,9 +301,11 @@ func (s *Service) writeChunks(ctx context.Context, id []byte, in PutInput, commi
 	return finishBody(in, h.Sum(nil))
 }
 
-// commit switches bucket/key to m in one synced batch (with the batch's own puts and
-// deletes) and queues the chunks of the version it replaces for collection.
-func (s *Service) commit(bucket, key string, m *Manifest, batch *storage.Batch) error {
+// commit switches bucket/key to m, with data's writes, in one synced conditional
+// batch that also queues the chunks of the version it replaces for collection (see
+// switchManifest). The bucket and key locks only keep this service's writers from
+// conflicting; the conditions keep any other writer's version from being lost.
+func (s *Service) commit(ctx context.Context, bucket, key string, m *Manifest, data *writes) error {
 	m.LastModified = time.Now().UTC().Truncate(time.Millisecond)
 	v, err := json.Marshal(m)
 	if err != nil {
@@ -310,27 +313,42 @@ func (s *Service) commit(bucket, key string, m *Manifest, batch *storage.Batch) 
 	}
 	s.bucketsMu.RLock()
 	defer s.bucketsMu.RUnlock()
-	if _, err := s.bucketLocked(bucket); err != nil {
-		return err // deleted while the data was arriving
-	}
 	l := s.keyLock(bucket, key)
 	l.Lock()
 	defer l.Unlock()
-	old, err := s.manifest(s.db.Get, bucket, key)
-	switch {
-	case err == nil:
-		queueGarbage(batch, old)
-	case !IsCode(err, NoSuchKey):
+	replaced := false
+	err = s.update(ctx, "commit "+bucket+"/"+key, func(t *txn) error {
+		data.addTo(&t.b)
+		var err error
+		replaced, err = s.switchManifest(t, bucket, key, v)
+		return err
+	})
+	if err != nil {
 		return err
 	}
-	batch.Put(objectKey(bucket, key), v)
-	if err := s.db.Write(batch, true); err != nil {
-		return wrapf(err, "commit %s/%s", bucket, key)
-	}
-	if old != nil {
+	if replaced {
 		s.gc.wake()
 	}
 	return nil
+}
+
+// switchManifest adds to t the switch of bucket/key to the encoded manifest v: the
+// bucket must exist (NoSuchBucket: deleted while the data was arriving) and stay as
+// read, the key's current version (read in t) has its data queued for collection. It
+// reports whether a version was replaced.
+func (s *Service) switchManifest(t *txn, bucket, key string, v []byte) (bool, error) {
+	if _, err := s.bucketIn(t, bucket); err != nil {
+		return false, err
+	}
+	old, err := s.manifest(t.get, bucket, key)
+	switch {
+	case err == nil:
+		queueGarbage(&t.b, old)
+	case !IsCode(err, NoSuchKey):
+		return false, err
+	}
+	t.b.Put(objectKey(bucket, key), v)
+	return old != nil, nil
 }
 
 // queueGarbage adds to batch the collection of every extent of the version m.
@@ -342,12 +360,13 @@ func queueGarbage(batch *storage.Batch, m *Manifest) {
 	}
 }
 
-// abandon queues the chunks of a write that failed for collection.
+// abandon queues the chunks of a write that failed for collection (whatever the
+// request's context: it is often why the write failed).
 func (s *Service) abandon(id []byte) {
-	b := s.db.NewBatch()
+	b := new(storage.Batch)
 	b.Delete(writingKey(id))
 	b.Put(garbageKey(id), nil)
-	if err := s.db.Write(b, false); err != nil {
+	if err := s.db.Commit(context.Background(), b, false); err != nil {
 		s.log.Warn("s3: queue the chunks of a failed write", "err", err)
 		return
 	}
@@ -486,9 +505,12 @@ func (s *Service) tryOpen(ctx context.Context, r Requester, bucket, key string, 
 	if s.blobsRemoved.Load() != removed {
 		for _, id := range blobs {
 			raw, _ := hex.DecodeString(id)
-			if !s.cfg.Blobs.Exists(raw) {
+			if _, err := s.cfg.Blobs.Stat(ctx, raw); err != nil {
 				o.Close()
-				return nil, errBlobGone
+				if errors.Is(err, storage.ErrNotFound) {
+					return nil, errBlobGone
+				}
+				return nil, wrapf(err, "open %s/%s", bucket, key)
 			}
 		}
 	}
@@ -530,14 +552,18 @@ func (o *Object) Close() {
 // errShortObject means the stored data does not add up to the manifest's size.
 var errShortObject = errors.New("s3: stored data does not match the manifest")
 
-// WriteRange writes n bytes of the object starting at off to w, extent by extent.
-func (o *Object) WriteRange(w io.Writer, off, n int64) error {
-	if off < 0 || n < 0 || off+n > o.Manifest.Size {
+// WriteRange writes n bytes of the object starting at off to w, extent by extent,
+// until ctx is done.
+func (o *Object) WriteRange(ctx context.Context, w io.Writer, off, n int64) error {
+	if off < 0 || n < 0 || off > o.Manifest.Size || n > o.Manifest.Size-off {
 		return errors.New("s3: range outside the object")
 	}
 	for _, e := range o.extents {
 		if n == 0 {
 			break
+		}
+		if err := ctx.Err(); err != nil {
+			return err
 		}
 		if off >= e.Size {
 			off -= e.Size
@@ -546,7 +572,7 @@ func (o *Object) WriteRange(w io.Writer, off, n int64) error {
 		k := min(n, e.Size-off)
 		var err error
 		if e.Blob {
-			err = o.writeBlob(w, e, off, k)
+			err = o.writeBlob(ctx, w, e, off, k)
 		} else {
 			err = o.writeChunks(w, e, off, k)
 		}
@@ -561,21 +587,22 @@ func (o *Object) WriteRange(w io.Writer, off, n int64) error {
 	return nil
 }
 
-func (o *Object) writeBlob(w io.Writer, e Extent, off, n int64) error {
+// writeBlob writes n bytes of the blob extent e from off to w. The blob store's
+// CopyRange keeps net/http's sendfile for local blob files.
+func (o *Object) writeBlob(ctx context.Context, w io.Writer, e Extent, off, n int64) error {
 	id, err := hex.DecodeString(e.ID)
 	if err != nil {
 		return wrapf(err, "read data")
 	}
-	f, err := o.s.cfg.Blobs.Open(id)
+	r, err := o.s.cfg.Blobs.Open(ctx, id)
 	if err != nil {
 		return wrapf(err, "read data")
 	}
-	defer f.Close()
-	if _, err := f.Seek(off, io.SeekStart); err != nil {
-		return wrapf(err, "read data")
+	defer r.Close()
+	if r.Size() != e.Size {
+		return errShortObject
 	}
-	// A LimitedReader of an *os.File lets net/http send the data with sendfile.
-	k, err := io.Copy(w, &io.LimitedReader{R: f, N: n})
+	k, err := r.CopyRange(w, off, n)
 	if err == nil && k < n {
 		err = errShortObject
 	}
@@ -640,21 +667,24 @@ func (s *Service) DeleteObject(ctx context.Context, r Requester, bucket, key str
 	l := s.keyLock(bucket, key)
 	l.Lock()
 	defer l.Unlock()
-	old, err := s.manifest(s.db.Get, bucket, key)
-	if IsCode(err, NoSuchKey) {
+	deleted := false
+	err := s.update(ctx, "delete "+bucket+"/"+key, func(t *txn) error {
+		old, err := s.manifest(t.get, bucket, key)
+		deleted = err == nil
+		if IsCode(err, NoSuchKey) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		t.b.Delete(objectKey(bucket, key))
+		queueGarbage(&t.b, old)
 		return nil
+	})
+	if deleted && err == nil {
+		s.gc.wake()
 	}
-	if err != nil {
-		return err
-	}
-	batch := s.db.NewBatch()
-	batch.Delete(objectKey(bucket, key))
-	queueGarbage(batch, old)
-	if err := s.db.Write(batch, true); err != nil {
-		return wrapf(err, "delete %s/%s", bucket, key)
-	}
-	s.gc.wake()
-	return nil
+	return err
 }
 
 // ObjectACL returns the object's ACL (READ_ACP on the object).
@@ -680,30 +710,30 @@ func (s *Service) SetObjectACL(ctx context.Context, r Requester, bucket, key str
 	l := s.keyLock(bucket, key)
 	l.Lock()
 	defer l.Unlock()
-	m, err := s.manifest(s.db.Get, bucket, key)
-	if err != nil {
-		return s.hideMissing(b, r, err)
-	}
-	if !s.allowed(b, &m.ACL, r, ActionPutObjectACL, key, PermWriteACP) {
-		return errAccessDenied
-	}
-	acl, err := spec.Build(m.Owner, b.Owner)
-	if err != nil {
-		return err
-	}
-	if acl.Owner.ID != "" && acl.Owner.ID != m.Owner.ID {
-		return errAccessDenied
-	}
-	acl.Owner = m.Owner
-	m.ACL = acl
-	v, err := json.Marshal(m)
-	if err != nil {
-		return wrapf(err, "encode manifest %s/%s", bucket, key)
-	}
-	if err := s.db.Put(objectKey(bucket, key), v, true); err != nil {
-		return wrapf(err, "set acl %s/%s", bucket, key)
-	}
-	return nil
+	return s.update(ctx, "set acl "+bucket+"/"+key, func(t *txn) error {
+		m, err := s.manifest(t.get, bucket, key)
+		if err != nil {
+			return s.hideMissing(b, r, err)
+		}
+		if !s.allowed(b, &m.ACL, r, ActionPutObjectACL, key, PermWriteACP) {
+			return errAccessDenied
+		}
+		acl, err := spec.Build(m.Owner, b.Owner)
+		if err != nil {
+			return err
+		}
+		if acl.Owner.ID != "" && acl.Owner.ID != m.Owner.ID {
+			return errAccessDenied
+		}
+		acl.Owner = m.Owner
+		m.ACL = acl
+		v, err := json.Marshal(m)
+		if err != nil {
+			return wrapf(err, "encode manifest %s/%s", bucket, key)
+		}
+		t.b.Put(objectKey(bucket, key), v)
+		return nil
+	})
 }
 
 func checkMeta(meta []MetaPair) error {

@@ -609,7 +609,7 @@ func TestBucketPolicyService(t *testing.T) {
 	wantCode(t, err, AccessDenied)
 
 	// It survives a reload of the bucket record (cache dropped).
-	s.uncacheBucket("pol")
+	s.buckets.drop("pol")
 	b, err := s.Bucket(ctx, "pol")
 	if err != nil || b.Policy == nil || !bytes.Equal(b.Policy.Document(), doc) {
 		t.Fatalf("reloaded bucket: %+v, %v", b, err)

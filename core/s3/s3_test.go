@@ -21,24 +21,47 @@ import (
 // manifests whole).
 func newTestService(t *testing.T) (*Service, *storage.DB) {
 	t.Helper()
-	return newTestServiceBlobs(t, false)
+	return newTestServiceBlobs(t, noBlobs)
 }
 
-// newTestServiceBlobs is newTestService with, if withBlobs, a blob store for objects of
-// more than one chunk.
-func newTestServiceBlobs(t *testing.T, withBlobs bool) (*Service, *storage.DB) {
+// blobKind names the blob store a test service keeps objects of more than one chunk in.
+type blobKind string
+
+const (
+	noBlobs   blobKind = "none"   // every chunk a DB record
+	fileBlobs blobKind = "files"  // storage.Blobs, the local implementation
+	memBlobs  blobKind = "memory" // storage.MemBlobs: the BlobStore interface is all s3 needs
+)
+
+// blobKinds are the stores the tests of object data run against.
+var blobKinds = []blobKind{noBlobs, fileBlobs, memBlobs}
+
+// newBlobStore returns a new blob store of kind (nil for noBlobs).
+func newBlobStore(t *testing.T, kind blobKind) storage.BlobStore {
+	t.Helper()
+	switch kind {
+	case fileBlobs:
+		b, err := storage.OpenBlobs(filepath.Join(t.TempDir(), "blobs"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	case memBlobs:
+		return storage.NewMemBlobs()
+	}
+	return nil
+}
+
+// newTestServiceBlobs is newTestService with a blob store of kind for objects of more
+// than one chunk.
+func newTestServiceBlobs(t *testing.T, kind blobKind) (*Service, *storage.DB) {
 	t.Helper()
 	dir := filepath.Join(t.TempDir(), "db")
 	db, err := storage.Open(dir, storage.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	var blobs *storage.Blobs
-	if withBlobs {
-		if blobs, err = storage.OpenBlobs(filepath.Join(t.TempDir(), "blobs")); err != nil {
-			t.Fatal(err)
-		}
-	}
+	blobs := newBlobStore(t, kind)
 	s, err := New(db, Config{ChunkSize: 16, MaxBuckets: 5, Blobs: blobs})
 	if err != nil {
 		t.Fatal(err)
@@ -114,7 +137,7 @@ func read(t *testing.T, s *Service, r Requester, bucket, key string) []byte {
 	}
 	defer o.Close()
 	var b bytes.Buffer
-	if err := o.WriteRange(&b, 0, o.Manifest.Size); err != nil {
+	if err := o.WriteRange(context.Background(), &b, 0, o.Manifest.Size); err != nil {
 		t.Fatal(err)
 	}
 	return b.Bytes()
@@ -257,13 +280,13 @@ func TestBuckets(t *testing.T) {
 }
 
 func TestObjects(t *testing.T) {
-	for _, blobs := range []bool{false, true} {
-		t.Run(fmt.Sprintf("blobs=%v", blobs), func(t *testing.T) { testObjects(t, blobs) })
+	for _, kind := range blobKinds {
+		t.Run(fmt.Sprintf("blobs=%s", kind), func(t *testing.T) { testObjects(t, kind) })
 	}
 }
 
-func testObjects(t *testing.T, withBlobs bool) {
-	s, db := newTestServiceBlobs(t, withBlobs)
+func testObjects(t *testing.T, kind blobKind) {
+	s, db := newTestServiceBlobs(t, kind)
 	ctx := context.Background()
 	alice := mustUser(t, s, "alice")
 	mustBucket(t, s, alice, "data", "")
@@ -289,7 +312,7 @@ func testObjects(t *testing.T, withBlobs bool) {
 		for off := 0; off <= size; off += 7 {
 			for n := 0; off+n <= size; n += 5 {
 				var b bytes.Buffer
-				if err := o.WriteRange(&b, int64(off), int64(n)); err != nil || !bytes.Equal(b.Bytes(), data[off:off+n]) {
+				if err := o.WriteRange(context.Background(), &b, int64(off), int64(n)); err != nil || !bytes.Equal(b.Bytes(), data[off:off+n]) {
 					t.Fatalf("size %d range %d+%d: %v", size, off, n, err)
 				}
 			}
@@ -314,7 +337,7 @@ func testObjects(t *testing.T, withBlobs bool) {
 	s.gc.wake()
 	time.Sleep(20 * time.Millisecond)
 	var b bytes.Buffer
-	if err := old.WriteRange(&b, 0, old.Manifest.Size); err != nil || b.Len() != 100 {
+	if err := old.WriteRange(context.Background(), &b, 0, old.Manifest.Size); err != nil || b.Len() != 100 {
 		t.Fatalf("snapshot read after delete: %v, %d bytes", err, b.Len())
 	}
 	old.Close()
@@ -331,7 +354,7 @@ func testObjects(t *testing.T, withBlobs bool) {
 	// 0..1000 minus obj-100: chunks of 1(1) 15(1) 16(1) 17(2) 1000→"short now"(1); with
 	// blobs the 17-byte object is a blob.
 	want := CheckReport{Users: 1, Buckets: 1, Objects: 6, Chunks: 6}
-	if withBlobs {
+	if kind != noBlobs {
 		want.Chunks, want.Blobs = 4, 1
 	}
 	if rep != want {
@@ -355,13 +378,13 @@ func (f *failingReader) Read(p []byte) (int, error) {
 }
 
 func TestFailedWritesLeaveNothing(t *testing.T) {
-	for _, blobs := range []bool{false, true} {
-		t.Run(fmt.Sprintf("blobs=%v", blobs), func(t *testing.T) { testFailedWrites(t, blobs) })
+	for _, kind := range blobKinds {
+		t.Run(fmt.Sprintf("blobs=%s", kind), func(t *testing.T) { testFailedWrites(t, kind) })
 	}
 }
 
-func testFailedWrites(t *testing.T, withBlobs bool) {
-	s, _ := newTestServiceBlobs(t, withBlobs)
+func testFailedWrites(t *testing.T, kind blobKind) {
+	s, _ := newTestServiceBlobs(t, kind)
 	ctx := context.Background()
 	alice := mustUser(t, s, "alice")
 	mustBucket(t, s, alice, "data", "")
@@ -598,6 +621,7 @@ func TestObjectACLs(t *testing.T) {
 }
 
 func TestCrashedBlobWriteIsCollected(t *testing.T) {
+	ctx := context.Background()
 	tmp := t.TempDir()
 	db, err := storage.Open(filepath.Join(tmp, "db"), storage.Options{})
 	if err != nil {
@@ -611,21 +635,21 @@ func TestCrashedBlobWriteIsCollected(t *testing.T) {
 	if err := db.Put(writingKey(id), []byte(`{}`), true); err != nil {
 		t.Fatal(err)
 	}
-	w, err := blobs.Create(id)
+	w, err := blobs.Create(ctx, id)
 	if err != nil {
 		t.Fatal(err)
 	}
 	w.Write([]byte("half an object"))
-	w.Commit()
+	w.Commit(ctx)
 	leak := bytes.Repeat([]byte{6}, 16)
-	if w, err = blobs.Create(leak); err != nil {
+	if w, err = blobs.Create(ctx, leak); err != nil {
 		t.Fatal(err)
 	}
-	w.Commit()
+	w.Commit(ctx)
 	if _, err := Check(db, blobs); err == nil || !strings.Contains(err.Error(), "blob 06") {
 		t.Fatalf("leaked blob not reported: %v", err)
 	}
-	if _, err := blobs.Remove(leak); err != nil {
+	if _, err := blobs.Remove(ctx, leak); err != nil {
 		t.Fatal(err)
 	}
 	s, err := New(db, Config{ChunkSize: 16, Blobs: blobs})
@@ -646,7 +670,7 @@ func TestCrashedBlobWriteIsCollected(t *testing.T) {
 // TestOpenRacesCollector: the collector removes the blob of the manifest a reader has
 // just read, before the reader pins it; the reader opens the new version instead.
 func TestOpenRacesCollector(t *testing.T) {
-	s, _ := newTestServiceBlobs(t, true)
+	s, _ := newTestServiceBlobs(t, fileBlobs)
 	alice := mustUser(t, s, "alice")
 	mustBucket(t, s, alice, "race", "")
 	put(t, s, alice, "race", "k", bytes.Repeat([]byte("a"), 100))

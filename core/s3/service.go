@@ -18,10 +18,12 @@
 //	"g"  chunk id           → chunks to collect ("")
 //	TagChunk: chunk id, 8-byte chunk number → data
 //
-// With Config.Blobs, an object of Config.BlobMinSize bytes or more (and any object larger
-// than one chunk) keeps its data in one blob file named by its chunk id instead of chunk
-// records: synced before the manifest switches to it, removed by the collector like
-// chunks.
+// With Config.Blobs (a storage.BlobStore: local files, or any store that keeps its
+// contract), an object of Config.BlobMinSize bytes or more (and any object larger than
+// one chunk) keeps its data in one blob named by its chunk id instead of chunk records:
+// committed (durable) before the manifest switches to it, removed by the collector like
+// chunks. A manifest names its blobs by id only (Manifest.Blob, Extent.Blob), never by
+// where the store keeps them.
 //
 // A PUT writes its chunks under a fresh chunk id, then switches the object's manifest to
 // it in one synced batch that also queues the previous version's chunks for collection.
@@ -31,6 +33,7 @@
 package s3
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"hash/maphash"
@@ -75,7 +78,8 @@ type Config struct {
 	UploadTTL time.Duration
 	// Blobs, if set, holds the data of objects larger than one chunk, one file per
 	// version (written in ChunkSize pieces); without it every chunk is a DB record.
-	Blobs  *storage.Blobs
+	// It is a storage.BlobStore: manifests name blobs by id only.
+	Blobs  storage.BlobStore
 	Logger *slog.Logger
 	// BlobMinSize is the size from which, with Blobs, an object's data is a blob file
 	// rather than DB records (0: DefaultBlobMinSize). Objects larger than one chunk are
@@ -84,27 +88,35 @@ type Config struct {
 }
 
 // Service is the object-storage service. It is safe for concurrent use.
+//
+// Every change of a record (manifest, bucket, user, upload, part) is read → compute →
+// conditional commit, retried on conflict (see update), so that correctness never
+// rests on the service's locks: several Services may share one store (as the nodes of
+// a cluster share a replicated one). The locks below only keep this service's own
+// writers from conflicting with one another. The caches follow the store's change
+// notifications.
 type Service struct {
-	db  *storage.DB
+	db  storage.Store
 	cfg Config
 	log *slog.Logger
+	// unsubscribe stops the change notifications that keep the caches coherent.
+	unsubscribe func()
 
-	// usersMu serialises user creation and updates (e-mail uniqueness).
+	// usersMu serialises this service's user creations and updates (a fast path: the
+	// commits are conditional).
 	usersMu sync.Mutex
 	users   userCache
 	// adminKey is the administrator's key id, set once by EnsureAdmin before serving.
 	adminKey string
 
-	// bucketsMu guards the buckets table and bucketCache: bucket creation, deletion and
-	// ACL changes take it exclusively; object commits take it shared, so a bucket
-	// cannot disappear under a commit.
+	// bucketsMu orders this service's bucket changes and object commits (a fast path:
+	// the commits are conditional on the bucket record): bucket creation, deletion and
+	// record changes take it exclusively, object commits shared.
 	bucketsMu sync.RWMutex
-	// cacheMu guards bucketCache, the decoded bucket records by name (filled under the
-	// shared bucketsMu, so it needs a lock of its own).
-	cacheMu     sync.Mutex
-	bucketCache map[string]*Bucket
+	buckets   bucketCache
 
-	// keyLocks serialise the manifest switches of one object key (by hash stripe).
+	// keyLocks serialise this service's manifest switches of one object key (by hash
+	// stripe).
 	keyLocks [256]sync.Mutex
 	// uploadLocks serialise part commits, completion and abort of one multipart
 	// upload (by hash stripe). Taken before a keyLocks stripe, never after.
@@ -121,14 +133,17 @@ type Service struct {
 	blobMu   sync.Mutex
 	readers  map[string]int
 	deferred map[string]bool
+	// conflicts counts the conditional commits that conflicted (and were retried).
+	conflicts atomic.Int64
 	// blobsRemoved counts the blobs the collector has removed (incremented under
 	// blobMu): a reader compares it before and after opening (see tryOpen).
 	blobsRemoved atomic.Int64
 }
 
 // New opens the service on db: it queues the chunks of writes a crash interrupted for
-// collection and starts the collector. Close stops it.
-func New(db *storage.DB, cfg Config) (*Service, error) {
+// collection, subscribes to the store's changes for its caches and starts the
+// collector. Close stops them.
+func New(db storage.Store, cfg Config) (*Service, error) {
 	if cfg.ChunkSize <= 0 {
 		cfg.ChunkSize = DefaultChunkSize
 	}
@@ -154,9 +169,10 @@ func New(db *storage.DB, cfg Config) (*Service, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	s := &Service{db: db, cfg: cfg, log: cfg.Logger, bucketCache: map[string]*Bucket{}, seed: maphash.MakeSeed(),
+	s := &Service{db: db, cfg: cfg, log: cfg.Logger, seed: maphash.MakeSeed(),
 		readers: map[string]int{}, deferred: map[string]bool{}}
 	s.users.init()
+	s.buckets.m = map[string]cachedBucket{}
 	n, err := s.recoverWrites()
 	switch {
 	case errors.Is(err, storage.ErrNoSpace):
@@ -167,17 +183,49 @@ func New(db *storage.DB, cfg Config) (*Service, error) {
 	case n > 0:
 		s.log.Info("s3: collecting the chunks of interrupted writes", "writes", n)
 	}
+	s.unsubscribe = db.Subscribe(s.observe)
 	s.gc = startCollector(s)
 	return s, nil
 }
 
-// Close stops the collector (work left is resumed at the next start).
+// Close stops the collector (work left is resumed at the next start) and the change
+// notifications.
 func (s *Service) Close() error {
 	if s.gc != nil {
 		s.gc.close()
 		s.gc = nil
 	}
+	if s.unsubscribe != nil {
+		s.unsubscribe()
+		s.unsubscribe = nil
+	}
 	return nil
+}
+
+// Prefixes of the tables whose records the service caches.
+var (
+	bucketTable = storage.KeyString(storage.TagS3, "b")
+	userTable   = storage.KeyString(storage.TagS3, "u")
+)
+
+// observe drops the cached records that a commit changed, whoever made it. It runs
+// in the store's commit path, for every commit: it only compares prefixes, and decodes
+// the keys of the two cached tables.
+func (s *Service) observe(changes []storage.Change) {
+	for _, c := range changes {
+		var cache func(string)
+		switch {
+		case bytes.HasPrefix(c.Key, bucketTable):
+			cache = s.buckets.drop
+		case bytes.HasPrefix(c.Key, userTable):
+			cache = s.users.drop
+		default:
+			continue
+		}
+		if _, comps, err := storage.DecodeKey(c.Key); err == nil && len(comps) == 2 {
+			cache(string(comps[1]))
+		}
+	}
 }
 
 func (s *Service) keyLock(bucket, key string) *sync.Mutex {

@@ -14,6 +14,9 @@ type Bucket struct {
 	ACL     ACL       `json:"acl"`
 	// Policy is the bucket policy, if one is set.
 	Policy *Policy `json:"policy,omitempty"`
+	// Deleting, when set, is when a DeleteBucket marked the record to check that the
+	// bucket is empty (see DeleteBucket); object commits wait for it.
+	Deleting time.Time `json:"deleting,omitzero"`
 }
 
 // BucketInfo is one entry of a user's bucket list (defined in s3types).

@@ -121,13 +121,6 @@ func (s *Service) createUser(ctx context.Context, nu NewUser, system bool) (*Use
 			return nil, err
 		}
 	}
-	s.usersMu.Lock()
-	defer s.usersMu.Unlock()
-	if ok, err := s.db.Has(emailKey(nu.Email)); err != nil {
-		return nil, fmt.Errorf("s3: create user: %w", err)
-	} else if ok {
-		return nil, &Error{Code: UserAlreadyExists, Message: "The specified email address has already been registered. Email addresses must be unique among all users of the system. Please try again with a different email address."}
-	}
 	u := &User{Name: nu.Name, Email: nu.Email, DisplayName: displayNameOf(nu.Email), Status: StatusEnabled,
 		Created: time.Now().UTC().Truncate(time.Millisecond), KeyID: nu.KeyID, KeySecret: nu.KeySecret}
 	if u.KeyID == "" {
@@ -135,21 +128,56 @@ func (s *Service) createUser(ctx context.Context, nu NewUser, system bool) (*Use
 		u.KeySecret = newSecret()
 	}
 	u.ID = md5hex([]byte(u.KeyID)) + md5hex(randomBytes(16))
-	if ok, err := s.db.Has(userKey(u.KeyID)); err != nil {
-		return nil, fmt.Errorf("s3: create user: %w", err)
-	} else if ok {
-		return nil, Errorf(UserAlreadyExists, "The key id is taken")
-	}
-	b := s.db.NewBatch()
-	if err := putUser(b, u); err != nil {
+	s.usersMu.Lock()
+	defer s.usersMu.Unlock()
+	// The e-mail and key id entries must be absent when the user commits: two
+	// creations with one address, through any service, cannot both succeed.
+	err := s.update(ctx, "create user", func(t *txn) error {
+		if ok, err := exists(t, emailKey(nu.Email)); err != nil {
+			return fmt.Errorf("s3: create user: %w", err)
+		} else if ok {
+			return &Error{Code: UserAlreadyExists, Message: "The specified email address has already been registered. Email addresses must be unique among all users of the system. Please try again with a different email address."}
+		}
+		if ok, err := exists(t, userKey(u.KeyID)); err != nil {
+			return fmt.Errorf("s3: create user: %w", err)
+		} else if ok {
+			return Errorf(UserAlreadyExists, "The key id is taken")
+		}
+		if err := putUser(&t.b, u); err != nil {
+			return err
+		}
+		t.b.Put(emailKey(u.Email), []byte(u.KeyID))
+		t.b.Put(canonKey(u.ID), []byte(u.KeyID))
+		return nil
+	})
+	if err != nil {
 		return nil, err
 	}
-	b.Put(emailKey(u.Email), []byte(u.KeyID))
-	b.Put(canonKey(u.ID), []byte(u.KeyID))
-	if err := s.db.Write(b, true); err != nil {
-		return nil, fmt.Errorf("s3: create user: %w", err)
+	return u, nil
+}
+
+// exists reads key in t (requiring it unchanged) and reports whether it is present.
+func exists(t *txn, key []byte) (bool, error) {
+	_, err := t.get(key)
+	if errors.Is(err, storage.ErrNotFound) {
+		return false, nil
 	}
-	s.users.drop(u.KeyID)
+	return err == nil, err
+}
+
+// userIn reads the user keyID in t (NoSuchUser if none), from the store.
+func userIn(t *txn, keyID string) (*User, error) {
+	v, err := t.get(userKey(keyID))
+	if err != nil {
+		if errors.Is(err, storage.ErrNotFound) {
+			return nil, Errorf(NoSuchUser, "The specified user does not exist")
+		}
+		return nil, fmt.Errorf("s3: read user: %w", err)
+	}
+	u := new(User)
+	if err := json.Unmarshal(v, u); err != nil {
+		return nil, fmt.Errorf("s3: decode user %s: %w", keyID, err)
+	}
 	return u, nil
 }
 
@@ -248,12 +276,25 @@ type UserUpdate struct {
 func (s *Service) UpdateUser(ctx context.Context, keyID string, up UserUpdate, byAdmin bool) (*User, error) {
 	s.usersMu.Lock()
 	defer s.usersMu.Unlock()
-	old, err := s.UserByKey(ctx, keyID)
+	var u *User
+	err := s.update(ctx, "update user", func(t *txn) error {
+		old, err := userIn(t, keyID)
+		if err != nil {
+			return err
+		}
+		u, err = applyUserUpdate(t, old, up, byAdmin)
+		return err
+	})
 	if err != nil {
 		return nil, err
 	}
+	return u, nil
+}
+
+// applyUserUpdate adds to t the writes of up applied to the user old, and returns the
+// new record. A new e-mail address must be free (and stay so until the commit).
+func applyUserUpdate(t *txn, old *User, up UserUpdate, byAdmin bool) (*User, error) {
 	u := *old
-	b := s.db.NewBatch()
 	if up.Name != nil {
 		n := strings.TrimSpace(*up.Name)
 		if n == "" || len(n) > maxUserField || strings.ContainsAny(n, "\r\n") {
@@ -274,13 +315,13 @@ func (s *Service) UpdateUser(ctx context.Context, keyID string, up UserUpdate, b
 		if err := checkUserFields("", e); err != nil {
 			return nil, err
 		}
-		if ok, err := s.db.Has(emailKey(e)); err != nil {
+		if ok, err := exists(t, emailKey(e)); err != nil {
 			return nil, fmt.Errorf("s3: update user: %w", err)
 		} else if ok {
 			return nil, &Error{Code: UserAlreadyExists, Message: "The specified email address has already been registered."}
 		}
-		b.Delete(emailKey(u.Email))
-		b.Put(emailKey(e), []byte(u.KeyID))
+		t.b.Delete(emailKey(u.Email))
+		t.b.Put(emailKey(e), []byte(u.KeyID))
 		u.Email, u.DisplayName = e, displayNameOf(e)
 	}
 	if up.Status != nil {
@@ -298,13 +339,9 @@ func (s *Service) UpdateUser(ctx context.Context, keyID string, up UserUpdate, b
 	if up.NewKeySecret {
 		u.KeySecret = newSecret()
 	}
-	if err := putUser(b, &u); err != nil {
+	if err := putUser(&t.b, &u); err != nil {
 		return nil, err
 	}
-	if err := s.db.Write(b, true); err != nil {
-		return nil, fmt.Errorf("s3: update user: %w", err)
-	}
-	s.users.drop(keyID)
 	return &u, nil
 }
 
@@ -336,24 +373,23 @@ func (s *Service) EnsureAdmin(ctx context.Context, keyID, secret string) (*User,
 }
 
 // resetAdmin gives the admin user keyID the secret and enables it. It re-reads the
-// record under usersMu so that it cannot undo an update made meanwhile.
+// record and commits on condition that it is unchanged, so that it cannot undo an
+// update made meanwhile.
 func (s *Service) resetAdmin(ctx context.Context, keyID, secret string) (*User, error) {
 	s.usersMu.Lock()
 	defer s.usersMu.Unlock()
-	u, err := s.UserByKey(ctx, keyID)
+	var nu User
+	err := s.update(ctx, "update admin", func(t *txn) error {
+		u, err := userIn(t, keyID)
+		if err != nil {
+			return err
+		}
+		nu = *u
+		nu.KeySecret, nu.Status = secret, StatusEnabled
+		return putUser(&t.b, &nu)
+	})
 	if err != nil {
 		return nil, err
-	}
-	nu := *u
-	nu.KeySecret, nu.Status = secret, StatusEnabled
-	b := s.db.NewBatch()
-	if err := putUser(b, &nu); err != nil {
-		return nil, err
-	}
-	err = s.db.Write(b, true)
-	s.users.drop(keyID)
-	if err != nil {
-		return nil, fmt.Errorf("s3: update admin: %w", err)
 	}
 	return &nu, nil
 }

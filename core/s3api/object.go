@@ -293,7 +293,7 @@ func (c *call) getObject() {
 	if c.r.Method == http.MethodHead {
 		return
 	}
-	if err := obj.WriteRange(c.w, off, n); err != nil {
+	if err := obj.WriteRange(c.r.Context(), c.w, off, n); err != nil {
 		if !errors.Is(err, http.ErrHandlerTimeout) && !isClientGone(err) {
 			c.a.log.Error("s3: object data", "bucket", c.bucket, "key", c.key, "err", err)
 		}

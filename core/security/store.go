@@ -1,6 +1,7 @@
 package security
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"encoding/json"
@@ -16,22 +17,54 @@ const MaxScopesPerUser = 1000
 
 // Store keeps the grants durably, one record per user and scope under storage.TagGrant
 // (key: user, scope kind, type, bucket; value: {"permissions":[names]}), and caches each
-// user's grants, compiled for the check, until they change. It is safe for concurrent
-// use.
+// user's grants, compiled for the check, until they change. A change reads the record
+// with its revision and commits on condition that it is unchanged, again on conflict,
+// so several Stores may share one storage.Store (as the nodes of a cluster share a
+// replicated one); the cache follows the store's change notifications, whoever wrote.
+// It is safe for concurrent use.
 type Store struct {
-	db *storage.DB
-	// mu serialises grant changes: each reads a record, merges and writes it back.
+	db storage.Store
+	// mu serialises this Store's grant changes (a fast path: the commits are
+	// conditional).
 	mu    sync.Mutex
 	cache grantCache
 	// maxScopes is MaxScopesPerUser (lowered by tests).
 	maxScopes int
+	// unsubscribe stops the change notifications (Close).
+	unsubscribe func()
 }
 
-// NewStore returns the grant store over db.
-func NewStore(db *storage.DB) *Store {
+// maxChangeAttempts bounds the attempts of a grant change whose commit conflicts.
+const maxChangeAttempts = 32
+
+// NewStore returns the grant store over db. Close stops its change notifications.
+func NewStore(db storage.Store) *Store {
 	s := &Store{db: db, maxScopes: MaxScopesPerUser}
 	s.cache.m = map[string]*compiled{}
+	s.unsubscribe = db.Subscribe(s.observe)
 	return s
+}
+
+// Close stops the change notifications that keep the cache coherent (the Store must
+// not be used after).
+func (s *Store) Close() {
+	s.unsubscribe()
+}
+
+// grantTable is the prefix of every grant key.
+var grantTable = []byte{storage.TagGrant}
+
+// observe drops the cached grants of every user whose grant a commit changed. It runs
+// in the store's commit path: it compares a prefix, and decodes grant keys only.
+func (s *Store) observe(changes []storage.Change) {
+	for _, c := range changes {
+		if !bytes.HasPrefix(c.Key, grantTable) {
+			continue
+		}
+		if _, comps, err := storage.DecodeKey(c.Key); err == nil && len(comps) > 0 {
+			s.cache.drop(string(comps[0]))
+		}
+	}
 }
 
 // record is the stored value of a grant.
@@ -142,37 +175,63 @@ func (s *Store) change(ctx context.Context, user string, sc Scope, update func(P
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	grants, err := s.Grants(ctx, user)
-	if err != nil {
-		return nil, err
-	}
-	var have Permission
-	i := slices.IndexFunc(grants, func(g Grant) bool { return g.Scope == sc })
-	if i >= 0 {
-		have = grants[i].Permissions
-	}
-	now := update(have)
-	if now == have {
-		return grants, nil
-	}
-	if i < 0 && len(grants) >= s.maxScopes {
-		return nil, fmt.Errorf("%w: a user holds grants on at most %d scopes", ErrTooManyGrants, s.maxScopes)
-	}
-	key := grantKey(user, sc)
-	if now == 0 {
-		err = s.db.Delete(key, true)
-	} else {
-		var v []byte
-		v, err = json.Marshal(record{Permissions: now.Names()})
-		if err == nil {
-			err = s.db.Put(key, v, true)
-		}
-	}
-	s.cache.drop(user)
+	var grants []Grant
+	changed := false
+	err := storage.RetryConflicts(ctx, maxChangeAttempts, func() error {
+		var err error
+		grants, changed, err = s.changeOnce(ctx, user, sc, update)
+		return err
+	})
 	if err != nil {
 		return nil, fmt.Errorf("security: change the grant of %q on %s: %w", user, sc, err)
 	}
+	if !changed {
+		return grants, nil
+	}
 	return s.Grants(ctx, user)
+}
+
+// changeOnce reads the user's grant on sc with its revision and commits update's
+// result on condition that the grant is unchanged (a conflict wraps
+// storage.ErrConflict). It reports whether it committed a change, and returns the
+// user's grants as read.
+func (s *Store) changeOnce(ctx context.Context, user string, sc Scope, update func(Permission) Permission) ([]Grant, bool, error) {
+	key := grantKey(user, sc)
+	item, err := s.db.Read(ctx, key)
+	if err != nil {
+		return nil, false, err
+	}
+	grants, err := s.Grants(ctx, user)
+	if err != nil {
+		return nil, false, err
+	}
+	var have Permission
+	if item.Rev.Exists() {
+		g, err := decodeGrant(key, item.Value)
+		if err != nil {
+			return nil, false, err
+		}
+		have = g.Permissions
+	}
+	now := update(have)
+	if now == have {
+		return grants, false, nil
+	}
+	if have == 0 && len(grants) >= s.maxScopes {
+		return nil, false, fmt.Errorf("%w: a user holds grants on at most %d scopes", ErrTooManyGrants, s.maxScopes)
+	}
+	var b storage.Batch
+	b.Require(key, item.Rev)
+	if now == 0 {
+		b.Delete(key)
+	} else {
+		v, err := json.Marshal(record{Permissions: now.Names()})
+		if err != nil {
+			return nil, false, err
+		}
+		b.Put(key, v)
+	}
+	return grants, true, s.db.Commit(ctx, &b, true)
 }
 
 // Allowed reports whether the user holds perm (every permission in it) on sc through a

@@ -2,6 +2,7 @@ package storage
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"os"
 	"path/filepath"
@@ -36,7 +37,7 @@ func TestDiskFullTmpfs(t *testing.T) {
 		t.Fatal(err)
 	}
 	before, _ := freeSpace(mnt)
-	w, err := blobs.Create([]byte{1, 2, 3})
+	w, err := blobs.Create(context.Background(), []byte{1, 2, 3})
 	if err == nil {
 		chunk := bytes.Repeat([]byte{7}, 256<<10)
 		for i := 0; i < 64 && err == nil; i++ {
@@ -47,7 +48,7 @@ func TestDiskFullTmpfs(t *testing.T) {
 	if !errors.Is(err, ErrNoSpace) {
 		t.Errorf("a blob larger than the free space: %v, want ErrNoSpace", err)
 	}
-	if blobs.Exists([]byte{1, 2, 3}) {
+	if _, err := blobs.Stat(context.Background(), []byte{1, 2, 3}); !errors.Is(err, ErrNotFound) {
 		t.Error("the failed blob is still there")
 	}
 	if after, _ := freeSpace(mnt); after < before {

@@ -1,6 +1,7 @@
 package storage
 
 import (
+	"context"
 	"errors"
 	"io/fs"
 	"os"
@@ -87,14 +88,14 @@ func TestFilesArePrivate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w, err := blobs.Create([]byte{0xab, 1})
+	w, err := blobs.Create(context.Background(), []byte{0xab, 1})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if _, err := w.Write([]byte("secret")); err != nil {
 		t.Fatal(err)
 	}
-	if err := w.Commit(); err != nil {
+	if err := w.Commit(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	checkPrivate(t, blobs.Dir())

@@ -1,0 +1,55 @@
+package s3
+
+import (
+	"bytes"
+	"context"
+	"path/filepath"
+	"strconv"
+	"testing"
+
+	"github.com/cairnkv/cairn/core/storage"
+)
+
+// BenchmarkPutObject measures the service's PUT of 1 KiB objects (one synced commit
+// each): to new keys, and over one key (each replaces a version and queues its data).
+func BenchmarkPutObject(b *testing.B) {
+	for _, c := range []struct {
+		name string
+		key  func(i int) string
+	}{
+		{"new-keys", func(i int) string { return "k" + strconv.Itoa(i) }},
+		{"one-key", func(int) string { return "k" }},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			db, err := storage.Open(filepath.Join(b.TempDir(), "db"), storage.Options{})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer db.Close()
+			s, err := New(db, Config{})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer s.Close()
+			ctx := context.Background()
+			u, err := s.CreateUser(ctx, NewUser{Name: "bench", Email: "bench@example.com"})
+			if err != nil {
+				b.Fatal(err)
+			}
+			r := Requester{ID: u.ID, DisplayName: u.DisplayName}
+			acl, _ := CannedACL("", Owner{ID: r.ID}, Owner{ID: r.ID})
+			if _, err := s.CreateBucket(ctx, r, "bench", acl); err != nil {
+				b.Fatal(err)
+			}
+			data := bytes.Repeat([]byte("x"), 1024)
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := range b.N {
+				in := PutInput{Body: bytes.NewReader(data), Size: int64(len(data))}
+				if _, err := s.PutObject(ctx, r, "bench", c.key(i), in); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
