@@ -25,8 +25,9 @@ var layers = [][]string{
 	{"core/kvapi/wire", "core/s3api/sig", "core/s3api/s3xml", "core/httpx"},
 	// The only importer of goleveldb.
 	{"core/storage"},
-	// Storage-level building blocks and the extension contract.
-	{"core/index", "core/hooks", "core/security"},
+	// Storage-level building blocks and the extension contract; the conformance suites
+	// every store and blob store implementation runs.
+	{"core/index", "core/hooks", "core/security", "core/storage/storagetest", "core/storage/blobtest"},
 	// The services.
 	{"core/kv", "core/s3", "core/modules"},
 	// MapReduce runs over the KV service.
