@@ -278,22 +278,26 @@ func (s *Service) lock(typ, bucket, key string) *sync.Mutex {
 	return &s.locks[h.Sum64()%lockStripes]
 }
 
-// readForWrite returns the stored record (nil when there is none) and its revision,
-// from the object cache unless fresh. A write commits on that revision, so a stale
-// cache entry costs a conflict and a fresh retry, never a lost update.
-func (s *Service) readForWrite(ctx context.Context, k []byte, fresh bool) (*record, storage.Revision, error) {
+// readForWrite returns the stored record (nil when there is none) and the item it
+// decoded (its bytes and revision), from the object cache unless fresh. A write
+// commits on that revision, so a stale cache entry costs a conflict and a fresh retry,
+// never a lost update.
+func (s *Service) readForWrite(ctx context.Context, k []byte, fresh bool) (*record, storage.Item, error) {
+	it, ok := storage.Item{}, false
 	if !fresh {
-		if it, ok := s.cache.get(k); ok {
-			r, err := decodeRecord(it.Value)
-			return r, it.Rev, err
+		it, ok = s.cache.get(k)
+	}
+	if !ok {
+		var err error
+		if it, err = s.db.Read(ctx, k); err != nil {
+			return nil, it, err
 		}
 	}
-	it, err := s.db.Read(ctx, k)
-	if err != nil || it.Value == nil {
-		return nil, it.Rev, err
+	if it.Value == nil {
+		return nil, it, nil
 	}
 	r, err := decodeRecord(it.Value)
-	return r, it.Rev, err
+	return r, it, err
 }
 
 // readRecordForGet reads a record for a fetch (nil when there is none): a hit is served
@@ -662,7 +666,7 @@ func backoff(ctx context.Context, attempt int) error {
 // storage.ErrConflict.
 func (s *Service) writeOnce(ctx context.Context, op writeOp, fresh bool) (*core.Object, error) {
 	typ, bucket, key, v := op.typ, op.bucket, op.key, op.v
-	cur, rev, err := s.readForWrite(ctx, op.k, fresh)
+	cur, read, err := s.readForWrite(ctx, op.k, fresh)
 	var stored vclock.VClock
 	if err == nil && cur != nil {
 		stored, err = cur.clockValue()
@@ -716,7 +720,7 @@ func (s *Service) writeOnce(ctx context.Context, op writeOp, fresh bool) (*core.
 		return nil, err
 	}
 	var b storage.Batch
-	b.Require(op.k, rev)
+	b.RequireItem(op.k, read) // the store derives the old postings from what was read
 	b.Put(op.k, next.encode())
 	if err := s.db.Commit(ctx, &b, op.sync); err != nil {
 		switch {
