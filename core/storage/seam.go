@@ -260,11 +260,35 @@ type groupReader struct {
 	revs         map[string]Revision // committer.revs
 	local, known smallOverlay
 	group        map[string]overlayValue // nil until a second member is prepared
+	// localIdx indexes local[:indexed] by key (the latest entry of each) once local is
+	// longer than smallLocal, so that a write of many keys is not searched linearly.
+	localIdx map[string]int
+	indexed  int
+}
+
+// smallLocal is the length of the local overlay up to which it is searched linearly.
+const smallLocal = 32
+
+// findLocal finds key in the local overlay.
+func (r *groupReader) findLocal(key []byte) (overlayValue, bool) {
+	if len(r.local) <= smallLocal {
+		return r.local.find(key)
+	}
+	if r.localIdx == nil || r.indexed > len(r.local) {
+		r.localIdx, r.indexed = make(map[string]int, len(r.local)), 0
+	}
+	for ; r.indexed < len(r.local); r.indexed++ {
+		r.localIdx[string(r.local[r.indexed].key)] = r.indexed
+	}
+	if i, ok := r.localIdx[string(key)]; ok {
+		return r.local[i].overlayValue, true
+	}
+	return overlayValue{}, false
 }
 
 // lookup finds key in the overlays.
 func (r *groupReader) lookup(key []byte) (overlayValue, bool) {
-	if v, ok := r.local.find(key); ok {
+	if v, ok := r.findLocal(key); ok {
 		return v, true
 	}
 	if v, ok := r.group[string(key)]; ok {
@@ -285,6 +309,7 @@ func (r *groupReader) fold() {
 		}
 	}
 	r.local, r.known = r.local[:0], r.known[:0]
+	r.localIdx, r.indexed = nil, 0
 }
 
 func (r *groupReader) get(key []byte) ([]byte, bool, error) {
@@ -343,7 +368,7 @@ func (db *DB) prepare(g *generation, group []*pendingWrite) preparedGroup {
 		}
 		w.derived.ops = w.derived.ops[:0]
 		if err := w.prepareWrite(p); err != nil {
-			r.local = r.local[:0]
+			r.local, r.localIdx, r.indexed = r.local[:0], nil, 0
 			p.err = err
 			continue
 		}

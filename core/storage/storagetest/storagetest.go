@@ -325,6 +325,17 @@ func testDerivedOneBatch(t *testing.T, open Opener) {
 	commit(t, st, &b)
 	wantPostings(t, st, k, "c", "d")
 	wantPostings(t, st, k2, "e")
+	// A batch of many keys, each written twice: each write derives from the one before.
+	b.Reset()
+	for round := range 2 {
+		for i := range 100 {
+			b.Put(key(fmt.Sprint("many", i)), []byte(fmt.Sprintf("r%d,i%d", round, i)))
+		}
+	}
+	commit(t, st, &b)
+	for i := range 100 {
+		wantPostings(t, st, key(fmt.Sprint("many", i)), fmt.Sprintf("i%d", i), "r1")
+	}
 	var wg sync.WaitGroup
 	for i := range 8 {
 		wg.Add(1)
