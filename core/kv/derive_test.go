@@ -48,11 +48,7 @@ func TestDeriveObject(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			db, err := storage.Open(t.TempDir(), storage.Options{NoSync: true})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer db.Close()
+			db := openTestDB(t)
 			db.RegisterDerive(storage.TagObject, objectDeriver{reapDelay: delay}.derive)
 			k := objectKey(core.DefaultType, "b", "k")
 			for _, v := range [][]byte{tc.old, tc.new} {
