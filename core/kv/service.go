@@ -313,11 +313,14 @@ func (s *Service) readRecordForGet(ctx context.Context, typ, bucket, key string,
 		return decodeRecord(it.Value)
 	}
 	if s.cache == nil || !fill {
-		it, err := s.db.Read(ctx, k)
-		if it.Value == nil || err != nil {
+		v, err := s.db.Get(k) // no revision needed: nothing is cached
+		if errors.Is(err, storage.ErrNotFound) {
+			return nil, nil
+		}
+		if err != nil {
 			return nil, err
 		}
-		return decodeRecord(it.Value)
+		return decodeRecord(v)
 	}
 	mu := s.lock(typ, bucket, key)
 	mu.Lock()
