@@ -101,7 +101,7 @@ func TestScanDerivedMatchesDecode(t *testing.T) {
 	enc := full.encode()
 	for _, data := range [][]byte{enc, (&record{}).encode(), enc[:len(enc)-1], append(slices.Clone(enc), 0), {2}, {}} {
 		r, derr := decodeRecord(data)
-		info, serr := scanDerived(data)
+		info, serr := scanDerived(data, nil)
 		if (derr == nil) != (serr == nil) {
 			t.Fatalf("%x: decodeRecord %v, scanDerived %v", data, derr, serr)
 		}

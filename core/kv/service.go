@@ -1,7 +1,6 @@
 package kv
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -217,7 +216,11 @@ func (s *Service) applyChanges(changes []storage.Change) {
 				s.cache.del(c.Key)
 				continue
 			}
-			s.cache.put(bytes.Clone(c.Key), storage.Item{Value: bytes.Clone(c.Value), Rev: c.Rev})
+			buf := make([]byte, len(c.Key)+len(c.Value)) // one allocation for both
+			k, v := buf[:len(c.Key):len(c.Key)], buf[len(c.Key):]
+			copy(k, c.Key)
+			copy(v, c.Value)
+			s.cache.put(k, storage.Item{Value: v, Rev: c.Rev})
 		case storage.TagProps, storage.TagType:
 			props = true
 		}
