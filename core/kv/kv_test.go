@@ -3,6 +3,7 @@ package kv
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"sort"
 	"sync"
@@ -51,6 +52,17 @@ func newTestService(t testing.TB, cfg Config) *Service {
 }
 
 var ctx = context.Background()
+
+// openTestDB opens a fresh store that is closed at the end of the test.
+func openTestDB(t testing.TB) *storage.DB {
+	t.Helper()
+	db, err := storage.Open(t.TempDir(), storage.Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db
+}
 
 func put(t testing.TB, s *Service, bucket, key, value string, clock []byte, idx ...core.IndexEntry) *core.Object {
 	t.Helper()
@@ -210,7 +222,7 @@ func TestDeleteTombstoneAndReap(t *testing.T) {
 	if err := s.ReapDue(); err != nil {
 		t.Fatal(err)
 	}
-	if ok, _ := s.db.Has(objectKey(core.DefaultType, "b", "k")); ok {
+	if _, err := s.db.Get(objectKey(core.DefaultType, "b", "k")); !errors.Is(err, storage.ErrNotFound) {
 		t.Fatal("tombstone not removed by the reaper")
 	}
 }

@@ -22,7 +22,8 @@ func (s *Server) kvGuard(cred Credential) *security.Guard {
 				"secrets travel in clear on the network")
 		}
 	}
-	return security.NewGuard(s3Users{s.s3}, security.NewStore(s.db), cred.Matches)
+	s.grants = security.NewStore(s.db)
+	return security.NewGuard(s3Users{s.s3}, s.grants, cred.Matches)
 }
 
 // s3Users are the object-storage service's users as KV access control sees them: key

@@ -27,6 +27,7 @@ import (
 	"github.com/cairnkv/cairn/core/modules"
 	"github.com/cairnkv/cairn/core/s3"
 	"github.com/cairnkv/cairn/core/s3api"
+	"github.com/cairnkv/cairn/core/security"
 	"github.com/cairnkv/cairn/core/stats"
 	"github.com/cairnkv/cairn/core/storage"
 )
@@ -35,12 +36,15 @@ import (
 type Server struct {
 	cfg     Config
 	log     *slog.Logger
-	db      *storage.DB
+	db      storage.Store
 	kv      *kv.Service
+	mods    *modules.Service // nil without a module runtime
 	stats   *stats.Registry
 	ext     *Extensions
 	handler http.Handler
 	s3      *s3.Service
+	// grants are the KV access-control grants (nil when the user store is not open).
+	grants *security.Store
 	// s3Handler is the object-storage interface with its middleware (nil when not served).
 	s3Handler http.Handler
 	// s3API is the object-storage interface itself (nil when not served).
@@ -76,7 +80,7 @@ func New(cfg Config, version string, log *slog.Logger) (*Server, error) {
 		return nil, fmt.Errorf("server: data dir: %w", err)
 	}
 	cfg.DataDir = dir
-	db, err := storage.Open(filepath.Join(dir, LevelDBDir), storage.Options{BlockCacheSize: cfg.CacheSize, SyncLatency: cfg.SyncLatency,
+	db, err := storage.OpenStore(dir, storage.Options{BlockCacheSize: cfg.CacheSize, SyncLatency: cfg.SyncLatency,
 		Logger: log})
 	if err != nil {
 		return nil, fmt.Errorf("server: %w", err)
@@ -111,6 +115,7 @@ func New(cfg Config, version string, log *slog.Logger) (*Server, error) {
 	var mods *modules.Service
 	if ext != nil && ext.Loader != nil {
 		mods = modules.New(db, modules.Config{Loader: ext.Loader, Registry: reg, References: svc.ModuleReferences, Logger: log})
+		s.mods = mods
 		if err := s.loadModules(mods); err != nil {
 			s.Close()
 			return nil, err
@@ -193,7 +198,7 @@ func (s *Server) newS3API() {
 const BlobsDir = "blobs"
 
 // LevelDBDir is the directory, in the data directory, of the LevelDB store.
-const LevelDBDir = "leveldb"
+const LevelDBDir = storage.StoreDir
 
 // S3Handler returns the object-storage interface with its middleware (nil when
 // S3Listen is empty), for in-process tests and benchmarks.
@@ -350,6 +355,10 @@ func (s *Server) Close() error {
 		}
 	}
 	s.kvSrv, s.s3Srv = nil, nil
+	if s.grants != nil {
+		s.grants.Close() // stops following the store
+		s.grants = nil
+	}
 	if s.s3 != nil {
 		errs = append(errs, s.s3.Close())
 		s.s3 = nil
@@ -357,6 +366,10 @@ func (s *Server) Close() error {
 	if s.kv != nil {
 		errs = append(errs, s.kv.Shutdown(ctx))
 		s.kv = nil
+	}
+	if s.mods != nil {
+		s.mods.Close() // stops following the store before the runtimes close
+		s.mods = nil
 	}
 	if s.ext != nil && s.ext.Close != nil {
 		ctx, cancel := context.WithDeadline(context.Background(), later(deadline, time.Now().Add(extensionCloseMin)))

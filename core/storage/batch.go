@@ -12,9 +12,12 @@ type Batch struct {
 }
 
 // condition is one Require: the batch applies only if key's revision is still rev.
+// val, when hasVal, is the value of that revision (RequireItem).
 type condition struct {
-	key []byte
-	rev Revision
+	key    []byte
+	rev    Revision
+	val    []byte
+	hasVal bool
 }
 
 // NewBatch returns an empty batch.
@@ -31,6 +34,16 @@ func (b *Batch) Delete(key []byte) { b.b.Delete(key) }
 // fails with ErrConflict and writes nothing.
 func (b *Batch) Require(key []byte, rev Revision) {
 	b.conds = append(b.conds, condition{key: append([]byte(nil), key...), rev: rev})
+}
+
+// RequireItem is Require(key, it.Rev) that also hands the store the value of that
+// revision, it.Value, as the caller read it: the store then computes the derived writes
+// of the batch's writes of key from it instead of reading key again. A value that does
+// not have revision it.Rev is ignored. it.Value is not copied: the caller must not
+// modify it until the commit returns.
+func (b *Batch) RequireItem(key []byte, it Item) {
+	b.conds = append(b.conds, condition{key: append([]byte(nil), key...), rev: it.Rev, val: it.Value,
+		hasVal: it.Rev.Exists()})
 }
 
 // Len returns the number of operations recorded (conditions are not operations).

@@ -47,8 +47,8 @@ type Store interface {
 
 	// RegisterDerive makes fn compute the derived writes of every committed put or
 	// delete of a key whose table tag is tag (see DeriveFunc). Registering again for a
-	// tag replaces the earlier function. Services register at construction, before
-	// they write.
+	// tag replaces the earlier function; a nil fn removes it. Services register at
+	// construction, before they write.
 	RegisterDerive(tag byte, fn DeriveFunc)
 
 	// Subscribe calls fn with the changes of every commit applied to this store from now
@@ -111,7 +111,7 @@ type Change struct {
 // entries. old is the value committed before (nil when the key was absent) and new the
 // value being committed (nil for a delete); a present empty value is a non-nil empty
 // slice. It adds the writes to out; they are applied in the same atomic batch, after the
-// write they derive from. Because every implementation calls the one registered
+// batch's own operations (a batch should not itself write keys that its writes derive). Because every implementation calls the one registered
 // function with the committed values, a replica applying a record it did not write
 // recomputes the same derived writes. fn must be deterministic, must not keep old, new
 // or key, and runs in the commit path (keep it quick). An error fails the commit of the
@@ -120,14 +120,22 @@ type DeriveFunc func(key, old, new []byte, out *Derived) error
 
 // Derived collects the derived writes of one put or delete (see DeriveFunc).
 type Derived struct {
-	b *Batch
+	ops []derivedOp
 }
 
-// Put records storing value under key, as part of the commit.
-func (d *Derived) Put(key, value []byte) { d.b.Put(key, value) }
+// derivedOp is one derived write; del makes it a delete.
+type derivedOp struct {
+	key, value []byte
+	del        bool
+}
 
-// Delete records removing key, as part of the commit.
-func (d *Derived) Delete(key []byte) { d.b.Delete(key) }
+// Put records storing value under key, as part of the commit. The slices are kept
+// until the commit is done, not copied: do not modify them.
+func (d *Derived) Put(key, value []byte) { d.ops = append(d.ops, derivedOp{key: key, value: value}) }
+
+// Delete records removing key, as part of the commit. The slice is kept until the
+// commit is done, not copied: do not modify it.
+func (d *Derived) Delete(key []byte) { d.ops = append(d.ops, derivedOp{key: key, del: true}) }
 
 // Put stores value under key through st, unconditionally; sync as for Store.Commit.
 func Put(ctx context.Context, st Store, key, value []byte, sync bool) error {
