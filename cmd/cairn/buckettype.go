@@ -33,7 +33,8 @@ func bucketType(ctx context.Context, args []string, getenv func(string) string, 
 	if err := fs.Parse(rest); err != nil {
 		return 2
 	}
-	svc, closeStore, err := openOffline(*dataDir, stderr)
+	// show only reads: the store must exist, and nothing in the directory changes.
+	svc, _, closeStore, err := openOfflineDB(*dataDir, sub == "show", stderr)
 	if err != nil {
 		fmt.Fprintf(stderr, "cairn: %v\n", err)
 		return 1
