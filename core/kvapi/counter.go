@@ -96,7 +96,7 @@ func (a *API) postCounter(w http.ResponseWriter, r *http.Request, l loc) {
 		a.writeError(w, r, err)
 		return
 	}
-	if q.Get("returnvalue") != "true" {
+	if q.get("returnvalue") != "true" {
 		writeEmpty(w, http.StatusNoContent, "text/plain")
 		return
 	}

@@ -5,7 +5,6 @@ import (
 	"encoding/base64"
 	"errors"
 	"net/http"
-	"net/url"
 	"strconv"
 	"time"
 
@@ -99,9 +98,9 @@ func (a *API) getObject(w http.ResponseWriter, r *http.Request, l loc) {
 		a.writeError(w, r, err)
 		return
 	}
-	if vtag, ok := q["vtag"]; ok {
+	if vtag, ok := q.lookup("vtag"); ok {
 		for i := range obj.Siblings {
-			if obj.Siblings[i].VTag == vtag[0] {
+			if obj.Siblings[i].VTag == vtag {
 				a.writeValue(w, r, l, obj, &obj.Siblings[i], http.StatusOK)
 				return
 			}
@@ -118,14 +117,6 @@ func (a *API) getObject(w http.ResponseWriter, r *http.Request, l loc) {
 		return
 	}
 	a.writeSiblings(w, r, l, obj, http.StatusMultipleChoices)
-}
-
-// query parses the query string; a request without one costs no allocation.
-func query(r *http.Request) url.Values {
-	if r.URL.RawQuery == "" {
-		return nil
-	}
-	return r.URL.Query()
 }
 
 // writeTombstone answers a fetch or delete of a deleted-but-visible object: 404 with the
