@@ -2,11 +2,19 @@ package storage
 
 import "github.com/syndtr/goleveldb/leveldb"
 
-// Batch collects puts and deletes that DB.Write applies atomically and in order. Put and
-// Delete copy their arguments, so callers may reuse key and value buffers. A Batch is not
-// safe for concurrent use; its zero value is ready to use.
+// Batch collects puts and deletes that DB.Write and Store.Commit apply atomically and in
+// order, and the conditions (Require) under which Commit applies them. Put, Delete and
+// Require copy their arguments, so callers may reuse key and value buffers. A Batch is
+// not safe for concurrent use; its zero value is ready to use.
 type Batch struct {
-	b leveldb.Batch
+	b     leveldb.Batch
+	conds []condition
+}
+
+// condition is one Require: the batch applies only if key's revision is still rev.
+type condition struct {
+	key []byte
+	rev Revision
 }
 
 // NewBatch returns an empty batch.
@@ -18,11 +26,21 @@ func (b *Batch) Put(key, value []byte) { b.b.Put(key, value) }
 // Delete records removing key.
 func (b *Batch) Delete(key []byte) { b.b.Delete(key) }
 
-// Len returns the number of operations recorded.
+// Require makes the batch conditional: it applies only if key's revision is still rev
+// when it is committed (NoRevision: only if key is still absent). Otherwise the commit
+// fails with ErrConflict and writes nothing.
+func (b *Batch) Require(key []byte, rev Revision) {
+	b.conds = append(b.conds, condition{key: append([]byte(nil), key...), rev: rev})
+}
+
+// Len returns the number of operations recorded (conditions are not operations).
 func (b *Batch) Len() int { return b.b.Len() }
 
 // Size returns the approximate encoded size of the batch in bytes.
 func (b *Batch) Size() int { return len(b.b.Dump()) }
 
-// Reset empties the batch, keeping its buffer for reuse.
-func (b *Batch) Reset() { b.b.Reset() }
+// Reset empties the batch and drops its conditions, keeping its buffer for reuse.
+func (b *Batch) Reset() {
+	b.b.Reset()
+	b.conds = b.conds[:0]
+}

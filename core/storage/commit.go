@@ -25,15 +25,20 @@ type committer struct {
 
 // pendingWrite is one caller's batch waiting in the queue.
 type pendingWrite struct {
-	b    *leveldb.Batch
-	sync bool
-	done chan error // capacity 1: the group's result
+	b     *leveldb.Batch
+	conds []condition // checked in the commit goroutine (Batch.Require)
+	sync  bool
+	done  chan error // capacity 1: the write's result
+	// err, set while the group is prepared, fails this write alone (a conflict, a
+	// failed read of a condition, a failed DeriveFunc): nothing of it is written.
+	err error
 }
 
-// commit writes b (synced when sync) through the queue and returns its result.
-func (db *DB) commit(b *leveldb.Batch, sync bool) error {
+// commit writes b (synced when sync) through the queue, if conds hold, and returns its
+// result.
+func (db *DB) commit(b *leveldb.Batch, conds []condition, sync bool) error {
 	c := &db.committer
-	p := &pendingWrite{b: b, sync: sync, done: make(chan error, 1)}
+	p := &pendingWrite{b: b, conds: conds, sync: sync, done: make(chan error, 1)}
 	c.mu.Lock()
 	c.queue = append(c.queue, p)
 	c.mu.Unlock()
@@ -51,7 +56,11 @@ func (db *DB) commit(b *leveldb.Batch, sync bool) error {
 		if group := c.take(); len(group) > 0 {
 			err := db.writeGroup(group)
 			for _, q := range group {
-				q.done <- err
+				if q.err != nil {
+					q.done <- q.err
+				} else {
+					q.done <- err
+				}
 			}
 		}
 		<-c.token
@@ -78,36 +87,41 @@ func (c *committer) take() []*pendingWrite {
 	return group
 }
 
-// merged returns the group's batches as one, and whether any asked for sync.
-func merged(group []*pendingWrite) (*leveldb.Batch, bool) {
-	sync := false
-	for _, p := range group {
-		sync = sync || p.sync
-	}
-	if len(group) == 1 {
-		return group[0].b, sync
-	}
-	m := new(leveldb.Batch)
-	for _, p := range group {
-		_ = p.b.Replay(m) // a batch built by Put and Delete always replays
-	}
-	return m, sync
-}
-
-// writeGroup writes one group. A failure that leaves goleveldb unable to write (any I/O
-// error: its journal writer keeps its first error for good) suspends writes until
-// recovery (heal.go); the observer of the journal tells whether the group itself was
-// applied: if its journal write succeeded, it is durable and is acknowledged.
+// writeGroup writes one group: it checks each write's conditions and computes its
+// derived writes (prepare), then writes the accepted ones as one goleveldb batch and
+// tells the subscribers. A write refused while preparing has its own error (p.err);
+// the returned error is that of the others.
 func (db *DB) writeGroup(group []*pendingWrite) error {
-	b, sync := merged(group)
 	db.mu.RLock()
 	defer db.mu.RUnlock()
 	g, err := db.writableLocked("write")
 	if err != nil {
 		return err
 	}
+	var pr preparedGroup
+	if db.plain(group) {
+		pr = plainGroup(group)
+	} else {
+		pr = db.prepare(g, group)
+	}
+	if pr.b.Len() == 0 {
+		return nil
+	}
+	if err := db.writeLocked(g, pr.b, pr.sync); err != nil {
+		return err
+	}
+	db.notify(pr)
+	return nil
+}
+
+// writeLocked writes b with goleveldb. A failure that leaves goleveldb unable to write
+// (any I/O error: its journal writer keeps its first error for good) suspends writes
+// until recovery (heal.go); the observer of the journal tells whether the batch itself
+// was applied: if its journal write succeeded, it is durable and is acknowledged. Call
+// with mu held (shared).
+func (db *DB) writeLocked(g *generation, b *leveldb.Batch, sync bool) error {
 	mark := g.fs.journal.begin()
-	err = g.ldb.Write(b, writeOpts(sync))
+	err := g.ldb.Write(b, writeOpts(sync))
 	if err == nil {
 		return nil
 	}

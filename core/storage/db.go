@@ -45,6 +45,8 @@ type DB struct {
 	closed   bool
 
 	committer committer
+	derive    derivers    // RegisterDerive's functions
+	subs      subscribers // Subscribe's callbacks
 
 	// fail is why writes are suspended (nil when they are not).
 	fail atomic.Pointer[failure]
@@ -223,31 +225,32 @@ func (db *DB) Has(key []byte) (bool, error) {
 // that queue while one write is in progress are merged into a single journal write (and
 // a single fsync if any of them asked for sync), so many concurrent sync writers cost
 // far less than one fsync each. A nil or empty batch is a no-op. b may be reused once
-// Write returns.
+// Write returns. The batch's conditions (Batch.Require) and the derived writes of its
+// operations (RegisterDerive) apply as for Commit: Write is Commit without a context.
 //
 // An error means the batch was not applied and is not after a restart or a recovery
 // either (its bytes are cut off the journal): a batch whose journal write succeeded is acknowledged even if goleveldb
 // failed afterwards. While writes are suspended, Write fails at once with an error
 // wrapping ErrNoSpace or ErrWritesSuspended.
 func (db *DB) Write(b *Batch, sync bool) error {
-	if b == nil || b.b.Len() == 0 {
+	if b == nil || b.b.Len() == 0 && len(b.conds) == 0 {
 		return nil
 	}
-	return db.commit(&b.b, sync)
+	return db.commit(&b.b, b.conds, sync)
 }
 
 // Put stores value under key; sync as for Write.
 func (db *DB) Put(key, value []byte, sync bool) error {
 	b := new(leveldb.Batch)
 	b.Put(key, value)
-	return db.commit(b, sync)
+	return db.commit(b, nil, sync)
 }
 
 // Delete removes key (deleting a missing key is not an error); sync as for Write.
 func (db *DB) Delete(key []byte, sync bool) error {
 	b := new(leveldb.Batch)
 	b.Delete(key)
-	return db.commit(b, sync)
+	return db.commit(b, nil, sync)
 }
 
 var (
