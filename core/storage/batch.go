@@ -12,9 +12,13 @@ type Batch struct {
 }
 
 // condition is one Require: the batch applies only if key's revision is still rev.
+// A RequireRead also carries the read's stamp and the value read (old), with which
+// the LevelDB implementation may settle the condition without reading key again.
 type condition struct {
-	key []byte
-	rev Revision
+	key   []byte
+	rev   Revision
+	stamp readStamp
+	old   []byte
 }
 
 // NewBatch returns an empty batch.
@@ -31,6 +35,14 @@ func (b *Batch) Delete(key []byte) { b.b.Delete(key) }
 // fails with ErrConflict and writes nothing.
 func (b *Batch) Require(key []byte, rev Revision) {
 	b.conds = append(b.conds, condition{key: append([]byte(nil), key...), rev: rev})
+}
+
+// RequireRead is Require(key, it.Rev) for the item Read returned for key. It lets the
+// store settle the condition without reading key again when nothing wrote the key
+// since it was read, taking it.Value as the old value for derived writes; so the
+// caller must leave it.Value unmodified until the batch is committed.
+func (b *Batch) RequireRead(key []byte, it Item) {
+	b.conds = append(b.conds, condition{key: append([]byte(nil), key...), rev: it.Rev, stamp: it.stamp, old: it.Value})
 }
 
 // Len returns the number of operations recorded (conditions are not operations).

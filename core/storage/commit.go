@@ -108,8 +108,10 @@ func (db *DB) writeGroup(group []*pendingWrite) error {
 		return nil
 	}
 	if err := db.writeLocked(g, pr.b, pr.sync); err != nil {
+		db.wlog.fail()
 		return err
 	}
+	db.wlog.record(pr.b)
 	db.notify(pr)
 	return nil
 }

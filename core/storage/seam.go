@@ -109,17 +109,19 @@ func (s *subscribers) any() bool { return s.list.Load() != nil }
 
 // Read returns the value stored under key with its revision (see Store.Read).
 func (db *DB) Read(ctx context.Context, key []byte) (Item, error) {
-	v, err := db.Get(key)
+	st := db.wlog.stamp(key) // before the read: see writeLog
+	v, found, g, err := db.get(key)
+	st.gen = g
 	switch {
-	case errors.Is(err, ErrNotFound):
-		return Item{}, nil
 	case err != nil:
 		return Item{}, err
+	case !found:
+		return Item{stamp: st}, nil
 	}
 	if v == nil {
 		v = []byte{}
 	}
-	return Item{Value: v, Rev: revisionOf(v)}, nil
+	return Item{Value: v, Rev: revisionOf(v), stamp: st}, nil
 }
 
 // Commit applies b if its conditions hold (see Store.Commit). ctx is checked before the
@@ -203,7 +205,29 @@ type overlayValue struct {
 // writes (local), then the group's earlier accepted writes, then the DB.
 type groupReader struct {
 	g            *generation
+	log          *writeLog
 	group, local overlay
+}
+
+// unchanged reports whether c holds without reading its key: it comes from a Read
+// (RequireRead), no earlier write of the group touched the key, and the write log
+// vouches that no committed group did since the read. The value read then stands for
+// the key's current one (r.local) for the write's derived writes.
+func (r *groupReader) unchanged(c condition) bool {
+	if c.stamp.log == nil {
+		return false
+	}
+	if _, ok := r.local[string(c.key)]; ok {
+		return false
+	}
+	if _, ok := r.group[string(c.key)]; ok {
+		return false
+	}
+	if c.stamp.gen != r.g || !r.log.unchanged(c.key, c.stamp) {
+		return false
+	}
+	r.local[string(c.key)] = overlayValue{v: c.old, present: c.old != nil}
+	return true
 }
 
 func (r *groupReader) get(key []byte) ([]byte, bool, error) {
@@ -228,83 +252,111 @@ func (r *groupReader) get(key []byte) ([]byte, bool, error) {
 
 // prepare checks the conditions of each write of group in order and computes its
 // derived writes; a write whose condition fails, or whose preparing fails, gets its
-// own error (p.err) and is left out. It returns the accepted writes merged.
+// own error (p.err) and is left out. It returns the accepted writes merged: a lone
+// accepted write without derived writes is its own batch, as in plainGroup; otherwise
+// each operation is copied once, with its derived writes after it.
 func (db *DB) prepare(g *generation, group []*pendingWrite) preparedGroup {
-	pr := preparedGroup{b: new(leveldb.Batch)}
-	r := &groupReader{g: g, group: overlay{}}
-	notify := db.subs.any()
+	var pr preparedGroup
+	r := &groupReader{g: g, log: &db.wlog, group: overlay{}, local: overlay{}}
+	w := &writeReplay{db: db, r: r, notify: db.subs.any()}
+	type accepted struct {
+		p       *pendingWrite
+		derived []opDerived
+	}
+	var acc []accepted
 	for _, p := range group {
-		r.local = overlay{}
-		mb, changes, err := db.prepareWrite(r, p, notify)
-		if err != nil {
+		clear(r.local)
+		w.reset(&pr.changes)
+		if err := db.prepareWrite(r, p, w); err != nil {
 			p.err = err
+			pr.changes = pr.changes[:w.changesFrom]
 			continue
 		}
 		for k, v := range r.local {
 			r.group[k] = v
 		}
-		_ = mb.Replay(pr.b)
+		acc = append(acc, accepted{p, w.derived})
 		pr.sync = pr.sync || p.sync
-		pr.changes = append(pr.changes, changes...)
+	}
+	if len(acc) == 1 && len(acc[0].derived) == 0 {
+		pr.b = acc[0].p.b
+		return pr
+	}
+	pr.b = new(leveldb.Batch)
+	for _, a := range acc {
+		_ = a.p.b.Replay(&copyReplay{out: pr.b, derived: a.derived})
 	}
 	return pr
 }
 
-// prepareWrite checks p's conditions and returns its operations followed by their
-// derived writes, and its changes to notify (when notify). r.local receives every key
-// it writes.
-func (db *DB) prepareWrite(r *groupReader, p *pendingWrite, notify bool) (*leveldb.Batch, []Change, error) {
+// prepareWrite checks p's conditions, then computes the derived writes of its
+// operations (w.derived) and its changes to notify. r.local receives every key it
+// writes.
+func (db *DB) prepareWrite(r *groupReader, p *pendingWrite, w *writeReplay) error {
 	for _, c := range p.conds {
+		if r.unchanged(c) {
+			continue
+		}
 		v, ok, err := r.get(c.key)
 		if err != nil {
-			return nil, nil, err
+			return err
 		}
 		rev := NoRevision
 		if ok {
 			rev = revisionOf(v)
 		}
 		if rev != c.rev {
-			return nil, nil, fmt.Errorf("storage: commit: key %q: %w", c.key, ErrConflict)
+			return fmt.Errorf("storage: commit: key %q: %w", c.key, ErrConflict)
 		}
 	}
-	w := &writeReplay{db: db, r: r, notify: notify, out: new(leveldb.Batch)}
 	_ = p.b.Replay(w)
-	if w.err != nil {
-		return nil, nil, w.err
-	}
-	return w.out, w.changes, nil
+	return w.err
 }
 
-// writeReplay receives the operations of one write in order: it copies each to out,
-// with its derived writes after it, and records it in the reader's local overlay.
+// opDerived is the derived writes of the operation numbered op of a write.
+type opDerived struct {
+	op int
+	b  Batch
+}
+
+// writeReplay receives the operations of one write in order: it computes the derived
+// writes of each (derived), records the operation and its derived writes in the
+// reader's local overlay, and appends its change to *changes when notify.
 type writeReplay struct {
 	db      *DB
 	r       *groupReader
 	notify  bool
-	out     *leveldb.Batch
-	changes []Change
-	err     error
+	op      int // operations seen
+	derived []opDerived
+	changes *[]Change
+	// changesFrom is the length of *changes before this write: a failed write's
+	// changes are cut off there.
+	changesFrom int
+	err         error
+}
+
+// reset readies w for the next write of the group.
+func (w *writeReplay) reset(changes *[]Change) {
+	w.op, w.derived, w.err = 0, nil, nil
+	w.changes, w.changesFrom = changes, len(*changes)
 }
 
 func (w *writeReplay) Put(key, value []byte) {
 	if value == nil {
 		value = []byte{}
 	}
-	w.op(key, value)
+	w.apply(key, value)
 }
 
-func (w *writeReplay) Delete(key []byte) { w.op(key, nil) }
+func (w *writeReplay) Delete(key []byte) { w.apply(key, nil) }
 
-// op handles a put (value non-nil) or a delete (value nil).
-func (w *writeReplay) op(key, value []byte) {
+// apply handles a put (value non-nil) or a delete (value nil).
+func (w *writeReplay) apply(key, value []byte) {
 	if w.err != nil {
 		return
 	}
-	if value != nil {
-		w.out.Put(key, value)
-	} else {
-		w.out.Delete(key)
-	}
+	op := w.op
+	w.op++
 	var derived Batch
 	if len(key) > 0 {
 		if fn := w.db.derive.get(key[0]); fn != nil {
@@ -320,16 +372,42 @@ func (w *writeReplay) op(key, value []byte) {
 	}
 	w.r.local[string(key)] = overlayValue{v: value, present: value != nil}
 	if derived.Len() > 0 {
-		_ = derived.b.Replay(w.out)
 		_ = derived.b.Replay(localReplay{w.r.local})
+		w.derived = append(w.derived, opDerived{op: op, b: derived})
 	}
 	if w.notify {
 		c := Change{Key: key, Value: value}
 		if value != nil {
 			c.Rev = revisionOf(value)
 		}
-		w.changes = append(w.changes, c)
+		*w.changes = append(*w.changes, c)
 	}
+}
+
+// copyReplay copies a write's operations to out, each followed by its derived writes.
+type copyReplay struct {
+	out     *leveldb.Batch
+	derived []opDerived // by increasing op
+	op      int
+}
+
+func (c *copyReplay) Put(key, value []byte) {
+	c.out.Put(key, value)
+	c.next()
+}
+
+func (c *copyReplay) Delete(key []byte) {
+	c.out.Delete(key)
+	c.next()
+}
+
+// next appends the derived writes of the operation just copied.
+func (c *copyReplay) next() {
+	if len(c.derived) > 0 && c.derived[0].op == c.op {
+		_ = c.derived[0].b.b.Replay(c.out)
+		c.derived = c.derived[1:]
+	}
+	c.op++
 }
 
 // localReplay records derived writes in an overlay.

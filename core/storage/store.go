@@ -96,6 +96,9 @@ func (r Revision) String() string { return fmt.Sprintf("%016x%016x", r.hi, r.lo)
 type Item struct {
 	Value []byte
 	Rev   Revision
+	// stamp is what the LevelDB implementation knew when it read the item (see
+	// Batch.RequireRead); zero from other implementations.
+	stamp readStamp
 }
 
 // Change is one committed put or delete of a key, as Subscribe reports it. Value is nil

@@ -1,0 +1,183 @@
+package storage
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"testing"
+
+	"github.com/syndtr/goleveldb/leveldb"
+)
+
+// TestWriteLog checks the log's answers: a key is vouched for until a group writes a
+// key of its bucket, never after a failure, and never for another key's stamp or
+// another log's.
+func TestWriteLog(t *testing.T) {
+	k, other := []byte("ok"), []byte("other")
+	for keyBucket(other) == keyBucket(k) {
+		other = append(other, 'x')
+	}
+	batchOf := func(keys ...[]byte) *leveldb.Batch {
+		b := new(leveldb.Batch)
+		for _, key := range keys {
+			b.Put(key, []byte("v"))
+		}
+		return b
+	}
+	tests := []struct {
+		name  string
+		after func(l *writeLog) // what happens between the stamp and the check
+		stamp func(l *writeLog) readStamp
+		want  bool
+	}{
+		{"nothing written", func(*writeLog) {}, nil, true},
+		{"another bucket written", func(l *writeLog) { l.record(batchOf(other)) }, nil, true},
+		{"the key written", func(l *writeLog) { l.record(batchOf(other, k)) }, nil, false},
+		{"the key deleted", func(l *writeLog) {
+			b := new(leveldb.Batch)
+			b.Delete(k)
+			l.record(b)
+		}, nil, false},
+		{"a failed write", func(l *writeLog) { l.fail() }, nil, false},
+		{"another key's stamp", func(*writeLog) {}, func(l *writeLog) readStamp { return l.stamp(other) }, false},
+		{"another log's stamp", func(*writeLog) {}, func(*writeLog) readStamp { return new(writeLog).stamp(k) }, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			l := new(writeLog)
+			l.record(batchOf([]byte("earlier")))
+			s := l.stamp(k)
+			if tt.stamp != nil {
+				s = tt.stamp(l)
+			}
+			tt.after(l)
+			if got := l.unchanged(k, s); got != tt.want {
+				t.Fatalf("unchanged = %v, want %v", got, tt.want)
+			}
+			// A stamp taken after whatever happened is good again.
+			if s2 := l.stamp(k); !l.unchanged(k, s2) {
+				t.Fatal("a fresh stamp is not vouched for")
+			}
+		})
+	}
+}
+
+// TestRequireRead: RequireRead behaves as Require(key, it.Rev), and when nothing wrote
+// the key since the read, the commit does not read it again: the DeriveFunc receives
+// the very bytes the read returned.
+func TestRequireRead(t *testing.T) {
+	ctx := context.Background()
+	key := KeyString(TagObject, "default", "b", "k")
+	tests := []struct {
+		name string
+		// between runs after the read and before the commit.
+		between  func(t *testing.T, db *DB, other *DB)
+		item     func(t *testing.T, db, other *DB, it Item) Item
+		conflict bool
+		reread   bool // the DeriveFunc gets bytes read again, not the item's
+	}{
+		{name: "unchanged"},
+		{name: "written since", between: func(t *testing.T, db, _ *DB) { mustPut(t, db, key, "v2") }, conflict: true},
+		{name: "same bytes written since", between: func(t *testing.T, db, _ *DB) { mustPut(t, db, key, "v1") }, reread: true},
+		{name: "another key written since", between: func(t *testing.T, db, _ *DB) {
+			mustPut(t, db, KeyString(TagObject, "default", "b", "k2"), "x")
+		}},
+		{name: "item of another store", item: otherItem(key, "v1"), reread: true},
+		{name: "stale item of another store", item: otherItem(key, "elsewhere"), conflict: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			db, other := openTest(t), openTest(t)
+			var mu sync.Mutex
+			var gotOld []byte
+			db.RegisterDerive(TagObject, func(k, old, _ []byte, _ *Derived) error {
+				if string(k) == string(key) {
+					mu.Lock()
+					gotOld = old
+					mu.Unlock()
+				}
+				return nil
+			})
+			mustPut(t, db, key, "v1")
+			it, err := db.Read(ctx, key)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tt.item != nil {
+				it = tt.item(t, db, other, it)
+			}
+			if tt.between != nil {
+				tt.between(t, db, other)
+			}
+			var b Batch
+			b.RequireRead(key, it)
+			b.Put(key, []byte("new"))
+			err = db.Commit(ctx, &b, false)
+			if tt.conflict {
+				if !errors.Is(err, ErrConflict) {
+					t.Fatalf("commit: %v, want a conflict", err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("commit: %v", err)
+			}
+			if v, err := db.Get(key); err != nil || string(v) != "new" {
+				t.Fatalf("after the commit: %q, %v", v, err)
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			if string(gotOld) != "v1" {
+				t.Fatalf("DeriveFunc's old value %q, want v1", gotOld)
+			}
+			if same := &gotOld[0] == &it.Value[0]; same == tt.reread {
+				t.Fatalf("DeriveFunc got the item's own bytes: %v, want %v", same, !tt.reread)
+			}
+		})
+	}
+}
+
+// TestRequireReadAbsent: an item read for an absent key makes a create conditional on
+// the key's absence, with or without the log.
+func TestRequireReadAbsent(t *testing.T) {
+	ctx := context.Background()
+	db := openTest(t)
+	key := KeyString(TagObject, "default", "b", "new")
+	it, err := db.Read(ctx, key)
+	if err != nil || it.Rev.Exists() {
+		t.Fatalf("read of an absent key: %v, %v", it, err)
+	}
+	var b Batch
+	b.RequireRead(key, it)
+	b.Put(key, []byte("first"))
+	if err := db.Commit(ctx, &b, false); err != nil {
+		t.Fatalf("create: %v", err)
+	}
+	// The same item again: the key now exists.
+	b.Reset()
+	b.RequireRead(key, it)
+	b.Put(key, []byte("second"))
+	if err := db.Commit(ctx, &b, false); !errors.Is(err, ErrConflict) {
+		t.Fatalf("second create: %v, want a conflict", err)
+	}
+}
+
+// otherItem returns a TestRequireRead item: key read from the other store, where it
+// holds v.
+func otherItem(key []byte, v string) func(t *testing.T, db, other *DB, it Item) Item {
+	return func(t *testing.T, _, other *DB, _ Item) Item {
+		mustPut(t, other, key, v)
+		it, err := other.Read(context.Background(), key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return it
+	}
+}
+
+func mustPut(t *testing.T, db *DB, key []byte, v string) {
+	t.Helper()
+	if err := db.Put(key, []byte(v), false); err != nil {
+		t.Fatal(err)
+	}
+}
