@@ -33,6 +33,8 @@ type BodyLimits struct {
 //     *BodyTimeoutError (see IsBodyTimeout); the handler answers, and must close the
 //     connection (Connection: close), since the rest of the body is still on the wire.
 //     A 5 GiB upload at a steady rate is never cut off: its deadline moves with it.
+//     A deadline already set is left as it is when the new one would be later by at
+//     most 1/64 of ReadTimeout (rearm): a read may be cut off that much early, never late.
 //   - ReadBody charges the buffers it grows to lim.Memory, and the charge is returned
 //     when the request ends.
 //
@@ -53,7 +55,8 @@ func GuardBody(lim BodyLimits) func(http.Handler) http.Handler {
 				g.rc = *http.NewResponseController(w) // a copy in g: one allocation less
 				// Bounds what net/http reads of a body the handler leaves unread: it
 				// discards up to 256 KiB of it after the handler returns.
-				g.deadlines = g.rc.SetReadDeadline(time.Now().Add(lim.ReadTimeout)) == nil
+				g.armed = time.Now().Add(lim.ReadTimeout)
+				g.deadlines = g.rc.SetReadDeadline(g.armed) == nil
 			}
 			defer g.release()
 			r.Body = g
@@ -71,6 +74,8 @@ type guardedBody struct {
 	// writer cannot).
 	rc        http.ResponseController
 	deadlines bool
+	// armed is the read deadline last set.
+	armed time.Time
 	// received counts the bytes read; waited is the time spent inside the body's Read.
 	received int64
 	waited   time.Duration
@@ -87,8 +92,11 @@ func (g *guardedBody) Read(p []byte) (int, error) {
 	if g.err != nil {
 		return 0, g.err
 	}
-	if g.deadlines && g.rc.SetReadDeadline(g.deadline(time.Now())) != nil {
-		g.deadlines = false
+	if dl := g.deadline(time.Now()); g.deadlines && rearm(g.armed, dl, g.lim.ReadTimeout) {
+		g.armed = dl
+		if g.rc.SetReadDeadline(dl) != nil {
+			g.deadlines = false
+		}
 	}
 	start := time.Now()
 	n, err := g.body.Read(p)
@@ -102,6 +110,19 @@ func (g *guardedBody) Read(p []byte) (int, error) {
 	}
 	return n, err
 }
+
+// rearm reports whether a read whose deadline is dl must set it, armed being the
+// deadline already set: when dl is earlier, or later by more than rearmSlack of the
+// timeout. Leaving a slightly earlier deadline armed is stricter, never laxer, and
+// spares the timer update of a read that follows the previous one closely (the one
+// read of a small body comes microseconds after GuardBody armed the deadline).
+func rearm(armed, dl time.Time, timeout time.Duration) bool {
+	return dl.Before(armed) || dl.Sub(armed) > timeout/rearmSlack
+}
+
+// rearmSlack is the fraction of ReadTimeout by which an armed deadline may be earlier
+// than the computed one (30 s: 0.47 s).
+const rearmSlack = 64
 
 // maxRateAllowance caps the wait a large body earns at MinRate (n/MinRate), so the
 // arithmetic cannot overflow; it is far beyond any real transfer.
