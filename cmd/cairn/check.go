@@ -26,14 +26,13 @@ func openOffline(dataDir string, stderr io.Writer) (*kv.Service, func(), error) 
 
 // openOfflineDB is openOffline that also returns the store. With readOnly, the store
 // must exist and nothing in dataDir is created or changed.
-func openOfflineDB(dataDir string, readOnly bool, stderr io.Writer) (*kv.Service, *storage.DB, func(), error) {
-	dir := filepath.Join(dataDir, server.LevelDBDir)
+func openOfflineDB(dataDir string, readOnly bool, stderr io.Writer) (*kv.Service, storage.Store, func(), error) {
 	if readOnly {
 		if err := storeExists(dataDir); err != nil {
 			return nil, nil, nil, err
 		}
 	}
-	db, err := storage.Open(dir, storage.Options{ReadOnly: readOnly})
+	db, err := storage.OpenStore(dataDir, storage.Options{ReadOnly: readOnly})
 	if err != nil {
 		if errors.Is(err, storage.ErrLocked) {
 			return nil, nil, nil, fmt.Errorf("data directory %s is in use by a running server; stop it first", dataDir)
@@ -118,7 +117,7 @@ func check(args []string, getenv func(string) string, stdout, stderr io.Writer) 
 			return 1
 		}
 	}
-	rep, err := s3.Check(db, blobs)
+	rep, err := s3.Check(db.(*storage.DB), blobs) // core/s3 moves onto storage.Store in this issue
 	if err != nil {
 		problems += max(rep.Problems, 1) // a read failure has no count
 		for _, line := range strings.Split(err.Error(), "\n") {

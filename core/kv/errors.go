@@ -49,5 +49,14 @@ func errBadClock(err error) error {
 	return &core.Error{Code: core.EINVALID, Message: fmt.Sprintf("Invalid vector clock: %v\n", err)}
 }
 
+func errTimeout() error { return &core.Error{Code: core.EUNAVAILABLE, Message: "request timed out\n"} }
+
+// errContended is the answer to a write that conflicted with other writers of the
+// store maxWriteAttempts times in a row.
+func errContended(bucket, key string) error {
+	return &core.Error{Code: core.EUNAVAILABLE, Message: fmt.Sprintf(
+		"Write of %s/%s conflicted with concurrent writes %d times; try again\n", bucket, key, maxWriteAttempts)}
+}
+
 // IsNotFound reports whether err means the object (or bucket type) does not exist.
 func IsNotFound(err error) bool { return core.ErrorCode(err) == core.ENOTFOUND }

@@ -3,6 +3,7 @@ package kv
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"sort"
 	"sync"
@@ -210,7 +211,7 @@ func TestDeleteTombstoneAndReap(t *testing.T) {
 	if err := s.ReapDue(); err != nil {
 		t.Fatal(err)
 	}
-	if ok, _ := s.db.Has(objectKey(core.DefaultType, "b", "k")); ok {
+	if _, err := s.db.Get(objectKey(core.DefaultType, "b", "k")); !errors.Is(err, storage.ErrNotFound) {
 		t.Fatal("tombstone not removed by the reaper")
 	}
 }

@@ -4,17 +4,26 @@ import (
 	"container/list"
 	"hash/maphash"
 	"sync"
+
+	"github.com/cairnkv/cairn/core/storage"
 )
 
-// objectCache keeps encoded object records by storage key, bounded in bytes, so that
-// reads of recently used objects skip LevelDB (whose block cache serialises readers on
-// one LRU lock). It is coherent with storage because every change of an object key is
-// made under that key's stripe lock, which also updates the cache:
-//   - write caches the new record after committing it (write-through: a key just written
-//     is likely to be read, and a read of it then skips storage);
-//   - the reaper evicts a reaped key;
-//   - a read that misses fills the cache while holding the stripe lock, so it cannot
-//     install a record older than one a concurrent write has just cached.
+// objectCache keeps encoded object records with their storage revisions, by storage
+// key, bounded in bytes, so that reads of recently used objects skip LevelDB (whose
+// block cache serialises readers on one LRU lock). It is coherent with storage through
+// the store's change notifications, not through locks (Service.applyChanges):
+//   - every committed change of an object key, by this service or any other writer of
+//     the store, is applied to the cache in commit order before the commit is
+//     acknowledged (write-through: a key just written is likely to be read);
+//   - a read that misses fills the cache only if no change reached the key's shard since
+//     the read began (gen), so it cannot install a record older than one a concurrent
+//     commit has just cached; it fills holding the key's stripe lock, so that two fills
+//     of a key land in the order of their reads (a read may see a commit before the
+//     store has notified it, see Service.readRecordForGet).
+//
+// A write reads the record and its revision from the cache and commits on that
+// revision: were the cache ever stale, the commit would fail with a conflict and the
+// write retry from storage, so correctness never rests on the cache.
 //
 // Cached bytes are immutable: records decoded from them share value slices with the
 // cache, and nobody may modify a value in place.
@@ -28,15 +37,19 @@ type objectCache struct {
 const cacheShards = 64
 
 type cacheShard struct {
-	mu   sync.Mutex // guards m, lru and size
+	mu   sync.Mutex // guards m, lru, size and gen
 	m    map[string]*list.Element
 	lru  list.List // front = most recently used; elements hold *cacheEntry
 	size int64
+	// gen counts the committed changes applied to the shard (put, del): a fill whose
+	// read began before the latest one is dropped.
+	gen uint64
 }
 
 type cacheEntry struct {
 	key string
 	val []byte
+	rev storage.Revision
 }
 
 // entryOverhead approximates the memory of one entry beyond its key and value.
@@ -59,10 +72,10 @@ func (c *objectCache) shard(k []byte) *cacheShard {
 	return &c.shards[maphash.Bytes(c.seed, k)%cacheShards]
 }
 
-// get returns the cached record for k.
-func (c *objectCache) get(k []byte) ([]byte, bool) {
+// get returns the cached record for k and its revision.
+func (c *objectCache) get(k []byte) (storage.Item, bool) {
 	if c == nil {
-		return nil, false
+		return storage.Item{}, false
 	}
 	s := c.shard(k)
 	s.mu.Lock()
@@ -72,21 +85,59 @@ func (c *objectCache) get(k []byte) ([]byte, bool) {
 	}
 	s.mu.Unlock()
 	if !ok {
-		return nil, false
+		return storage.Item{}, false
 	}
-	return e.Value.(*cacheEntry).val, true
+	ce := e.Value.(*cacheEntry)
+	return storage.Item{Value: ce.val, Rev: ce.rev}, true
 }
 
-// put caches v (which the caller must not modify afterwards) under k. Records larger
-// than a shard's budget are not cached.
-func (c *objectCache) put(k, v []byte) {
+// gen returns the generation of k's shard, to pass to fill.
+func (c *objectCache) gen(k []byte) uint64 {
 	if c == nil {
-		return
+		return 0
 	}
-	cost := int64(len(k)+len(v)) + entryOverhead
 	s := c.shard(k)
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	return s.gen
+}
+
+// fits reports whether a record of n bytes under k can be cached.
+func (c *objectCache) fits(k []byte, n int) bool {
+	return c != nil && int64(len(k)+n)+entryOverhead <= c.perShard
+}
+
+// fill caches it, read from storage, under k, unless a committed change reached k's
+// shard since gen (the read may be older than that change).
+func (c *objectCache) fill(k []byte, it storage.Item, gen uint64) {
+	if c == nil {
+		return
+	}
+	s := c.shard(k)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.gen == gen {
+		c.putLocked(s, k, it)
+	}
+}
+
+// put caches the committed record it (whose bytes the caller must not modify
+// afterwards) under k, replacing what the cache holds. Records larger than a shard's
+// budget are not cached.
+func (c *objectCache) put(k []byte, it storage.Item) {
+	if c == nil {
+		return
+	}
+	s := c.shard(k)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.gen++
+	c.putLocked(s, k, it)
+}
+
+func (c *objectCache) putLocked(s *cacheShard, k []byte, it storage.Item) {
+	v := it.Value
+	cost := int64(len(k)+len(v)) + entryOverhead
 	if e, ok := s.m[string(k)]; ok {
 		s.size -= entryCost(e)
 		s.lru.Remove(e)
@@ -101,18 +152,20 @@ func (c *objectCache) put(k, v []byte) {
 		delete(s.m, last.Value.(*cacheEntry).key)
 		s.lru.Remove(last)
 	}
-	ent := &cacheEntry{key: string(k), val: v}
+	ent := &cacheEntry{key: string(k), val: v, rev: it.Rev}
 	s.m[ent.key] = s.lru.PushFront(ent)
 	s.size += cost
 }
 
-// del evicts k.
+// del evicts k after a committed delete (or when a write found the cached record
+// stale).
 func (c *objectCache) del(k []byte) {
 	if c == nil {
 		return
 	}
 	s := c.shard(k)
 	s.mu.Lock()
+	s.gen++
 	if e, ok := s.m[string(k)]; ok {
 		s.size -= entryCost(e)
 		s.lru.Remove(e)

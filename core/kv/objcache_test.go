@@ -11,31 +11,68 @@ import (
 	"github.com/cairnkv/cairn/core/storage"
 )
 
+// item is a cache entry's value with a revision made from its length.
+func item(v []byte) storage.Item {
+	return storage.Item{Value: v, Rev: storage.MakeRevision(1, uint64(len(v)))}
+}
+
 func TestObjectCacheEvictsByBytes(t *testing.T) {
 	c := newObjectCache(cacheShards * 1024) // 1 KiB per shard
 	for i := 0; i < 1000; i++ {
-		c.put([]byte(fmt.Sprint("k", i)), make([]byte, 200))
+		c.put([]byte(fmt.Sprint("k", i)), item(make([]byte, 200)))
 	}
 	if n := c.bytes(); n > cacheShards*1024 {
 		t.Fatalf("cache holds %d bytes, budget %d", n, cacheShards*1024)
 	}
-	c.put([]byte("huge"), make([]byte, 4096))
+	if c.fits([]byte("huge"), 4096) {
+		t.Fatal("fits: a record larger than a shard's budget")
+	}
+	c.put([]byte("huge"), item(make([]byte, 4096)))
 	if _, ok := c.get([]byte("huge")); ok {
 		t.Fatal("a record larger than a shard's budget was cached")
 	}
-	c.put([]byte("a"), []byte("1"))
-	c.put([]byte("a"), []byte("22"))
-	if v, ok := c.get([]byte("a")); !ok || string(v) != "22" {
-		t.Fatalf("replace: %q %v", v, ok)
+	c.put([]byte("a"), item([]byte("1")))
+	c.put([]byte("a"), item([]byte("22")))
+	if it, ok := c.get([]byte("a")); !ok || string(it.Value) != "22" || it.Rev != item([]byte("22")).Rev {
+		t.Fatalf("replace: %+v %v", it, ok)
 	}
 	c.del([]byte("a"))
 	if _, ok := c.get([]byte("a")); ok {
 		t.Fatal("deleted entry still cached")
 	}
 	var nilCache *objectCache
-	nilCache.put([]byte("x"), nil)
-	if _, ok := nilCache.get([]byte("x")); ok || nilCache.bytes() != 0 {
+	nilCache.put([]byte("x"), item(nil))
+	nilCache.fill([]byte("x"), item(nil), nilCache.gen([]byte("x")))
+	if _, ok := nilCache.get([]byte("x")); ok || nilCache.bytes() != 0 || nilCache.fits([]byte("x"), 1) {
 		t.Fatal("a disabled cache must hold nothing")
+	}
+}
+
+// TestObjectCacheFill: a fill (a read from storage) is dropped when a committed change
+// reached the key's shard after the read began, so it cannot replace a newer record.
+func TestObjectCacheFill(t *testing.T) {
+	k := []byte("k")
+	tests := []struct {
+		name   string
+		before func(c *objectCache) // between reading gen and filling
+		want   string               // "" for nothing cached
+	}{
+		{"no change", func(*objectCache) {}, "read"},
+		{"a put meanwhile", func(c *objectCache) { c.put(k, item([]byte("newer"))) }, "newer"},
+		{"a delete meanwhile", func(c *objectCache) { c.del(k) }, ""},
+		{"a put of another key of the shard", func(c *objectCache) { c.put(k, item([]byte("newer"))); c.del(k) }, ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			c := newObjectCache(DefaultObjectCacheSize)
+			gen := c.gen(k)
+			tc.before(c)
+			c.fill(k, item([]byte("read")), gen)
+			it, ok := c.get(k)
+			if got := string(it.Value); ok != (tc.want != "") || got != tc.want {
+				t.Fatalf("cached %q (%v), want %q", got, ok, tc.want)
+			}
+		})
 	}
 }
 

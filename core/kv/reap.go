@@ -1,16 +1,20 @@
 package kv
 
 import (
+	"context"
+	"errors"
+	"fmt"
 	"time"
 
 	"github.com/cairnkv/cairn/core/storage"
 )
 
-// Tombstones are reaped through a persistent queue: every write that leaves an object
+// Tombstones are reaped through a persistent queue: every commit that leaves an object
 // fully deleted also writes, in the same batch, a reap entry keyed by its deadline
-// (tag 'x': 8-byte big-endian unix nanoseconds, type, bucket, key). The reaper scans the
-// entries whose deadline has passed, so a restart loses no pending reap and a store with
-// no tombstones costs one seek per tick.
+// (tag 'x': 8-byte big-endian unix nanoseconds, type, bucket, key); the store derives
+// it from the record (derive.go). The reaper scans the entries whose deadline has
+// passed, so a restart loses no pending reap and a store with no tombstones costs one
+// seek per tick.
 
 func reapKey(deadline time.Time, typ, bucket, key string) []byte {
 	return storage.ReapKey(deadline.UnixNano(), []byte(typ), []byte(bucket), []byte(key))
@@ -70,31 +74,36 @@ func (s *Service) ReapDue() error {
 			return nil
 		default:
 		}
-		if err := s.reapOne(e.entry, e.typ, e.bucket, e.key, now); err != nil {
+		if err := s.reapOne(context.Background(), e.entry, e.typ, e.bucket, e.key, now); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-func (s *Service) reapOne(entry []byte, typ, bucket, key string, now time.Time) error {
-	b := s.db.NewBatch()
+// reapOne removes the reap entry and, if it names a tombstone whose window has passed,
+// the tombstone, on the revision read: an object written again since (by anyone) is
+// live or has its own, later, entry. A conflict leaves the entry for the next pass.
+func (s *Service) reapOne(ctx context.Context, entry []byte, typ, bucket, key string, now time.Time) error {
+	var b storage.Batch
 	b.Delete(entry)
 	if key != "" || bucket != "" {
-		mu := s.lock(typ, bucket, key)
+		mu := s.lock(typ, bucket, key) // spares this service's writers a conflict
 		mu.Lock()
 		defer mu.Unlock()
 		k := objectKey(typ, bucket, key)
-		r, err := s.readRecord(k)
+		r, rev, err := s.readForWrite(ctx, k, true)
 		if err != nil {
-			return err
+			return fmt.Errorf("kv: reap %s/%s: %w", bucket, key, err)
 		}
-		// Reap only a tombstone whose window has passed: an object written again since
-		// is live (or has its own, later, reap entry).
 		if r != nil && s.expired(r, now) {
+			b.Require(k, rev)
 			b.Delete(k)
-			defer s.cache.del(k) // runs before the lock is released
 		}
 	}
-	return s.db.Write(b, false)
+	err := s.db.Commit(ctx, &b, false)
+	if errors.Is(err, storage.ErrConflict) {
+		return nil
+	}
+	return err
 }

@@ -1,12 +1,14 @@
 package kv
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"hash/maphash"
 	"log/slog"
+	"math/rand/v2"
 	"sync"
 	"time"
 
@@ -75,22 +77,28 @@ type Observer interface {
 // Service is the key-value service. It is safe for concurrent use; Close stops its
 // background reaper.
 type Service struct {
-	db     *storage.DB
+	db     storage.Store
 	cfg    Config
 	nodeID string
 	now    func() time.Time
 	log    *slog.Logger
 
-	locks [lockStripes]sync.Mutex // each guards the read-modify-write of the keys hashing to it
-	cache *objectCache            // nil when disabled; coherent through locks (see objectCache)
+	// locks serialise this service's read-modify-writes of the keys hashing to each
+	// stripe: a fast path that spares them conflicts with each other. Correctness does
+	// not rest on them: every write commits on the revision it read (see write).
+	locks [lockStripes]sync.Mutex
+	cache *objectCache // nil when disabled; kept coherent by the store's notifications
 	seed  maphash.Seed
+	// unsubscribe cancels the subscription to the store's changes (applyChanges).
+	unsubscribe func()
 
 	propsMu    sync.RWMutex // guards propsCache and propsGen
 	propsCache map[propsKey]*core.BucketProps
 	// propsGen counts invalidations: a read of stored properties that began before the
 	// latest one must not fill the cache, or it would bring back the old values.
 	propsGen uint64
-	// propsWriteMu serialises the read-merge-write of bucket and type property records.
+	// propsWriteMu serialises this service's read-merge-writes of bucket and type
+	// property records (a fast path: they commit on the revision they read).
 	propsWriteMu sync.Mutex
 
 	post *postcommitPool
@@ -111,8 +119,11 @@ const DefaultObjectCacheSize = 128 << 20
 // propsKey names a bucket in the properties cache.
 type propsKey struct{ typ, bucket string }
 
-// New returns a Service over db and starts its tombstone reaper.
-func New(db *storage.DB, cfg Config) (*Service, error) {
+// New returns a Service over db and starts its tombstone reaper. It registers the
+// derived writes of object records (postings and reap entries, see derive.go) with db
+// and subscribes to db's changes to keep its caches coherent; several services may
+// share one store (they must then have the same ReapDelay).
+func New(db storage.Store, cfg Config) (*Service, error) {
 	if cfg.NodeName == "" {
 		cfg.NodeName = "cairn@127.0.0.1"
 	}
@@ -148,8 +159,11 @@ func New(db *storage.DB, cfg Config) (*Service, error) {
 		stop:       make(chan struct{}),
 		done:       make(chan struct{}),
 	}
+	db.RegisterDerive(storage.TagObject, objectDeriver{reapDelay: cfg.ReapDelay}.derive)
+	s.unsubscribe = db.Subscribe(s.applyChanges)
 	id, err := s.loadNodeID(cfg.NodeID)
 	if err != nil {
+		s.unsubscribe()
 		return nil, err
 	}
 	s.nodeID = id
@@ -183,30 +197,70 @@ func (s *Service) Shutdown(ctx context.Context) error {
 		close(s.stop)
 	}
 	<-s.done
+	s.unsubscribe()
 	return s.stopPostcommit(ctx)
+}
+
+// applyChanges keeps the caches coherent with what the store committed, by this service
+// or any other writer: object changes are written through to the object cache, and a
+// change of bucket or type properties invalidates the properties cache. It runs in the
+// store's commit path, before the commit is acknowledged.
+func (s *Service) applyChanges(changes []storage.Change) {
+	props := false
+	for _, c := range changes {
+		if len(c.Key) == 0 {
+			continue
+		}
+		switch c.Key[0] {
+		case storage.TagObject:
+			if c.Value == nil || !s.cache.fits(c.Key, len(c.Value)) {
+				s.cache.del(c.Key)
+				continue
+			}
+			s.cache.put(bytes.Clone(c.Key), storage.Item{Value: bytes.Clone(c.Value), Rev: c.Rev})
+		case storage.TagProps, storage.TagType:
+			props = true
+		}
+	}
+	if props {
+		s.invalidateProps()
+	}
 }
 
 var nodeIDKey = storage.KeyString(storage.TagMeta, "node_id")
 
+// loadNodeID returns given, or the node id stored in the store, creating it there on
+// first start: the create is conditional on the id's absence, so that services starting
+// together on one store agree on the id the first of them stored.
 func (s *Service) loadNodeID(given string) (string, error) {
 	if given != "" {
 		return given, nil
 	}
-	v, err := s.db.Get(nodeIDKey)
-	if err == nil {
-		return string(v), nil
+	ctx := context.Background()
+	for attempt := 0; attempt < maxWriteAttempts; attempt++ {
+		it, err := s.db.Read(ctx, nodeIDKey)
+		if err != nil {
+			return "", fmt.Errorf("kv: read node id: %w", err)
+		}
+		if it.Value != nil {
+			return string(it.Value), nil
+		}
+		id := "n" + core.RandomBase62(11)
+		if s.cfg.ReadOnly {
+			return id, nil
+		}
+		var b storage.Batch
+		b.Require(nodeIDKey, storage.NoRevision)
+		b.Put(nodeIDKey, []byte(id))
+		err = s.db.Commit(ctx, &b, true)
+		if err == nil {
+			return id, nil
+		}
+		if !errors.Is(err, storage.ErrConflict) {
+			return "", fmt.Errorf("kv: store node id: %w", err)
+		}
 	}
-	if !errors.Is(err, storage.ErrNotFound) {
-		return "", fmt.Errorf("kv: read node id: %w", err)
-	}
-	id := "n" + core.RandomBase62(11)
-	if s.cfg.ReadOnly {
-		return id, nil
-	}
-	if err := s.db.Put(nodeIDKey, []byte(id), true); err != nil {
-		return "", fmt.Errorf("kv: store node id: %w", err)
-	}
-	return id, nil
+	return "", fmt.Errorf("kv: store node id: %w", storage.ErrConflict)
 }
 
 func objectKey(typ, bucket, key string) []byte {
@@ -224,52 +278,56 @@ func (s *Service) lock(typ, bucket, key string) *sync.Mutex {
 	return &s.locks[h.Sum64()%lockStripes]
 }
 
-// readRecord returns the stored record, or nil when there is none.
-// Callers hold the key's stripe lock (writes and reaps); it consults the object cache
-// but does not fill it: the caller is about to replace or remove the record.
-func (s *Service) readRecord(k []byte) (*record, error) {
-	if v, ok := s.cache.get(k); ok {
-		return decodeRecord(v)
+// readForWrite returns the stored record (nil when there is none) and its revision,
+// from the object cache unless fresh. A write commits on that revision, so a stale
+// cache entry costs a conflict and a fresh retry, never a lost update.
+func (s *Service) readForWrite(ctx context.Context, k []byte, fresh bool) (*record, storage.Revision, error) {
+	if !fresh {
+		if it, ok := s.cache.get(k); ok {
+			r, err := decodeRecord(it.Value)
+			return r, it.Rev, err
+		}
 	}
-	v, err := s.readStored(k)
-	if v == nil || err != nil {
-		return nil, err
+	it, err := s.db.Read(ctx, k)
+	if err != nil || it.Value == nil {
+		return nil, it.Rev, err
 	}
-	return decodeRecord(v)
+	r, err := decodeRecord(it.Value)
+	return r, it.Rev, err
 }
 
-// readStored reads a record's bytes from storage; nil, nil when there is none.
-func (s *Service) readStored(k []byte) ([]byte, error) {
-	v, err := s.db.Get(k)
-	if errors.Is(err, storage.ErrNotFound) {
-		return nil, nil
-	}
-	return v, err
-}
-
-// readRecordForGet is readRecord for fetches, which hold no lock: a hit is served from
-// the object cache; a miss takes the key's stripe lock to read storage and fill the
-// cache, so that it cannot cache a record older than one a concurrent write has just
-// cached. Without fill a miss reads storage and leaves the cache alone.
-func (s *Service) readRecordForGet(typ, bucket, key string, k []byte, fill bool) (*record, error) {
-	if v, ok := s.cache.get(k); ok {
-		return decodeRecord(v)
+// readRecordForGet reads a record for a fetch (nil when there is none): a hit is served
+// from the object cache. A miss reads storage and, with fill, caches what it read,
+// unless a commit reached the cache meanwhile (objectCache.fill): a record older than
+// one the store has notified is never cached. A filling miss holds the key's stripe
+// lock, so that this service's fills of a key land in the order of their reads: without
+// it, a read that saw a commit not yet notified could fill, and a slower read of the
+// record before it overwrite that fill. The lock orders this service's cache only;
+// coherence with every writer of the store comes from its notifications.
+func (s *Service) readRecordForGet(ctx context.Context, typ, bucket, key string, k []byte, fill bool) (*record, error) {
+	if it, ok := s.cache.get(k); ok {
+		return decodeRecord(it.Value)
 	}
 	if s.cache == nil || !fill {
-		return s.readRecord(k)
+		it, err := s.db.Read(ctx, k)
+		if it.Value == nil || err != nil {
+			return nil, err
+		}
+		return decodeRecord(it.Value)
 	}
 	mu := s.lock(typ, bucket, key)
 	mu.Lock()
 	defer mu.Unlock()
-	if v, ok := s.cache.get(k); ok {
-		return decodeRecord(v)
+	if it, ok := s.cache.get(k); ok {
+		return decodeRecord(it.Value)
 	}
-	v, err := s.readStored(k)
-	if v == nil || err != nil {
+	gen := s.cache.gen(k)
+	it, err := s.db.Read(ctx, k)
+	if it.Value == nil || err != nil {
 		return nil, err
 	}
-	s.cache.put(k, v)
-	return decodeRecord(v)
+	s.cache.fill(k, it, gen)
+	return decodeRecord(it.Value)
 }
 
 // CacheBytes returns the size of the object cache.
@@ -313,7 +371,7 @@ func (s *Service) Get(ctx context.Context, typ, bucket, key string, opts GetOpti
 	if err := checkQuorum(p, opts.R, opts.PR); err != nil {
 		return nil, err
 	}
-	r, err := s.readRecordForGet(typ, bucket, key, objectKey(typ, bucket, key), !opts.NoCacheFill)
+	r, err := s.readRecordForGet(ctx, typ, bucket, key, objectKey(typ, bucket, key), !opts.NoCacheFill)
 	if err != nil {
 		return nil, fmt.Errorf("kv: get %s/%s: %w", bucket, key, err)
 	}
@@ -525,20 +583,86 @@ func (s *Service) Delete(ctx context.Context, typ, bucket, key string, opts Dele
 // aborts the write and is returned as is.
 type updateFunc func(current *core.Object) (v core.Sibling, keep []int, err error)
 
+// maxWriteAttempts bounds the attempts of one write that keeps conflicting with other
+// writers of the store (errContended).
+const maxWriteAttempts = 32
+
+// writeOp is one write's parameters (see write).
+type writeOp struct {
+	p                *core.BucketProps
+	typ, bucket, key string
+	k                []byte
+	ctxClock         vclock.VClock
+	v                core.Sibling
+	sync             bool
+	pre              func(*core.Object) error
+	useStored        bool
+	update           updateFunc
+}
+
 // write is the read-modify-write shared by Put, Delete and CounterAdd. For a delete
 // (v.Deleted) the key must hold a live object; useStored makes the stored clock the
-// context. update, when set, replaces v by the value it computes under the lock.
+// context. update, when set, replaces v by the value it computes from what is stored.
+//
+// It reads the stored record with its revision, resolves clocks and siblings, and
+// commits the new record on that revision (the store derives its index postings and
+// reap entry, see derive.go). When another writer of the store committed the key in
+// between, the commit is a conflict and the write starts again from a fresh read, up to
+// maxWriteAttempts times while ctx lasts. pre and update run again on each attempt, on
+// what is then stored: they are pure functions of it. The precommit chain is not part
+// of write: it ran once before, on the client's value, which a retry does not change,
+// so a hook's side effects are never repeated by a retry. The key's stripe lock makes
+// this service's own writers of a key take turns, so they do not conflict with each
+// other; it is not needed for correctness.
 func (s *Service) write(ctx context.Context, p *core.BucketProps, typ, bucket, key string, ctxClock vclock.VClock,
 	v core.Sibling, sync bool, pre func(*core.Object) error, useStored bool, update updateFunc) (*core.Object, error) {
 	if err := ctx.Err(); err != nil {
-		return nil, &core.Error{Code: core.EUNAVAILABLE, Message: "request timed out\n"}
+		return nil, errTimeout()
 	}
-	k := objectKey(typ, bucket, key)
+	op := writeOp{p: p, typ: typ, bucket: bucket, key: key, k: objectKey(typ, bucket, key), ctxClock: ctxClock,
+		v: v, sync: sync, pre: pre, useStored: useStored, update: update}
 	mu := s.lock(typ, bucket, key)
 	mu.Lock()
 	defer mu.Unlock()
+	for attempt := 0; ; attempt++ {
+		obj, err := s.writeOnce(ctx, op, attempt > 0)
+		if !errors.Is(err, storage.ErrConflict) {
+			return obj, err
+		}
+		if attempt+1 >= maxWriteAttempts {
+			return nil, errContended(bucket, key)
+		}
+		if err := backoff(ctx, attempt); err != nil {
+			return nil, err
+		}
+	}
+}
 
-	cur, err := s.readRecord(k)
+// backoff waits before the retry of a write that conflicted attempt+1 times: not at all
+// the first time, then a random time up to 50 µs doubled per attempt (at most 12.8 ms),
+// so that writers contending for one key spread out. It returns errTimeout when ctx
+// ends first.
+func backoff(ctx context.Context, attempt int) error {
+	if attempt == 0 {
+		return nil
+	}
+	d := time.Duration(rand.Int64N(int64(50*time.Microsecond) << min(attempt, 8)))
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return errTimeout()
+	case <-t.C:
+		return nil
+	}
+}
+
+// writeOnce is one attempt of write. fresh reads the stored record from storage, not
+// the object cache (a retry). A conflict is returned as an error wrapping
+// storage.ErrConflict.
+func (s *Service) writeOnce(ctx context.Context, op writeOp, fresh bool) (*core.Object, error) {
+	typ, bucket, key, v := op.typ, op.bucket, op.key, op.v
+	cur, rev, err := s.readForWrite(ctx, op.k, fresh)
 	var stored vclock.VClock
 	if err == nil && cur != nil {
 		stored, err = cur.clockValue()
@@ -562,14 +686,15 @@ func (s *Service) write(ctx context.Context, p *core.BucketProps, typ, bucket, k
 			return curObj, errNotFound()
 		}
 	}
-	if pre != nil {
-		if err := pre(curObj); err != nil {
+	if op.pre != nil {
+		if err := op.pre(curObj); err != nil {
 			return nil, err
 		}
 	}
+	ctxClock, useStored := op.ctxClock, op.useStored
 	var kept []storedSibling
-	if update != nil {
-		nv, keep, err := update(curObj)
+	if op.update != nil {
+		nv, keep, err := op.update(curObj)
 		if err != nil {
 			return nil, err
 		}
@@ -583,46 +708,26 @@ func (s *Service) write(ctx context.Context, p *core.BucketProps, typ, bucket, k
 	}
 	v.VTag = core.NewVTag()
 	v.LastModified = now.UTC()
-	next := resolve(cur, stored, ctxClock, v, p, s.nodeID, now, s.pruneOptions(p))
+	next := resolve(cur, stored, ctxClock, v, op.p, s.nodeID, now, s.pruneOptions(op.p))
 	if len(kept) > 0 {
 		next.siblings = append(kept, next.siblings...)
 	}
-	if err := s.checkGuards(p, bucket, key, cur, next); err != nil {
+	if err := s.checkGuards(op.p, bucket, key, cur, next); err != nil {
 		return nil, err
 	}
-
-	b := s.db.NewBatch()
-	enc := next.encode()
-	b.Put(k, enc)
-	var prevIdx []core.IndexEntry
-	if curObj != nil {
-		prevIdx = index.Entries(curObj)
-	}
-	nextObj := next.object(typ, bucket, key)
-	add, remove := index.Diff(prevIdx, index.Entries(nextObj))
-	for _, e := range remove {
-		pk, err := index.PostingKey(typ, bucket, key, e)
-		if err != nil {
-			return nil, fmt.Errorf("kv: put %s/%s: %w", bucket, key, err)
+	var b storage.Batch
+	b.Require(op.k, rev)
+	b.Put(op.k, next.encode())
+	if err := s.db.Commit(ctx, &b, op.sync); err != nil {
+		switch {
+		case errors.Is(err, storage.ErrConflict):
+			return nil, err
+		case ctx.Err() != nil && errors.Is(err, ctx.Err()):
+			return nil, errTimeout()
 		}
-		b.Delete(pk)
-	}
-	for _, e := range add {
-		pk, err := index.PostingKey(typ, bucket, key, e)
-		if err != nil {
-			return nil, fmt.Errorf("kv: put %s/%s: %w", bucket, key, err)
-		}
-		b.Put(pk, nil)
-	}
-	if next.allDeleted() {
-		b.Put(reapKey(now.Add(s.cfg.ReapDelay), typ, bucket, key), nil)
-	}
-	if err := s.db.Write(b, sync); err != nil {
-		s.cache.del(k) // the outcome is unknown: let the next read go to storage
 		return nil, fmt.Errorf("kv: put %s/%s: %w", bucket, key, err)
 	}
-	s.cache.put(k, enc)
-	return nextObj, nil
+	return next.object(typ, bucket, key), nil
 }
 
 // resolve computes the record after writing value v with causal context ctxClock over
@@ -725,25 +830,31 @@ func (s *Service) typeRaw(typ string) (map[string]json.RawMessage, error) {
 
 // readJSONMap reads a stored JSON object; nil, nil when the key is absent.
 func (s *Service) readJSONMap(k []byte) (map[string]json.RawMessage, error) {
-	v, err := s.db.Get(k)
-	if errors.Is(err, storage.ErrNotFound) {
-		return nil, nil
-	}
+	m, _, err := s.readJSONRev(context.Background(), k)
+	return m, err
+}
+
+// readJSONRev reads a stored JSON object and its revision; nil when the key is absent.
+func (s *Service) readJSONRev(ctx context.Context, k []byte) (map[string]json.RawMessage, storage.Revision, error) {
+	it, err := s.db.Read(ctx, k)
 	if err != nil {
-		return nil, fmt.Errorf("kv: read properties: %w", err)
+		return nil, it.Rev, fmt.Errorf("kv: read properties: %w", err)
+	}
+	if it.Value == nil {
+		return nil, it.Rev, nil
 	}
 	m := map[string]json.RawMessage{}
-	if err := json.Unmarshal(v, &m); err != nil {
-		return nil, fmt.Errorf("kv: corrupt stored properties: %w", err)
+	if err := json.Unmarshal(it.Value, &m); err != nil {
+		return nil, it.Rev, fmt.Errorf("kv: corrupt stored properties: %w", err)
 	}
-	return m, nil
+	return m, it.Rev, nil
 }
 
 // SetProps merges changes into a bucket's properties after validating them. Invalid
 // values give an EINVALID *core.Error whose Reasons map each bad property to the
 // reference system's reason.
 func (s *Service) SetProps(ctx context.Context, typ, bucket string, changes map[string]json.RawMessage) error {
-	return s.setProps(storage.KeyString(storage.TagProps, typ, bucket), func() (map[string]json.RawMessage, error) {
+	return s.setProps(ctx, storage.KeyString(storage.TagProps, typ, bucket), func() (map[string]json.RawMessage, error) {
 		return s.effectiveRaw(typ, bucket)
 	}, changes)
 }
@@ -755,11 +866,10 @@ func (s *Service) ResetProps(ctx context.Context, typ, bucket string) error {
 	}
 	s.propsWriteMu.Lock()
 	defer s.propsWriteMu.Unlock()
-	if err := s.db.Delete(storage.KeyString(storage.TagProps, typ, bucket), true); err != nil {
+	if err := storage.Delete(ctx, s.db, storage.KeyString(storage.TagProps, typ, bucket), true); err != nil {
 		return fmt.Errorf("kv: reset props %s: %w", bucket, err)
 	}
-	s.invalidateProps()
-	return nil
+	return nil // the store's notification invalidated the properties cache
 }
 
 // TypeProps returns the properties of a bucket type (its defaults and settings).
@@ -775,7 +885,7 @@ func (s *Service) TypeProps(ctx context.Context, typ string) (*core.BucketProps,
 
 // SetTypeProps merges changes into an existing bucket type's properties.
 func (s *Service) SetTypeProps(ctx context.Context, typ string, changes map[string]json.RawMessage) error {
-	return s.setProps(storage.KeyString(storage.TagType, typ), func() (map[string]json.RawMessage, error) {
+	return s.setProps(ctx, storage.KeyString(storage.TagType, typ), func() (map[string]json.RawMessage, error) {
 		return s.typeRaw(typ)
 	}, changes)
 }
@@ -797,18 +907,38 @@ func (s *Service) CreateType(ctx context.Context, typ string, props map[string]j
 	}
 	s.propsWriteMu.Lock()
 	defer s.propsWriteMu.Unlock()
-	if err := s.db.Put(storage.KeyString(storage.TagType, typ), b, true); err != nil {
+	if err := storage.Put(ctx, s.db, storage.KeyString(storage.TagType, typ), b, true); err != nil {
 		return fmt.Errorf("kv: create type %s: %w", typ, err)
 	}
-	s.invalidateProps()
-	return nil
+	return nil // the store's notification invalidated the properties cache
 }
 
 // setProps validates changes against the effective properties that current loads, and
-// merges them into the record stored under k (a bucket's or a type's own settings).
-func (s *Service) setProps(k []byte, current func() (map[string]json.RawMessage, error), changes map[string]json.RawMessage) error {
+// merges them into the record stored under k (a bucket's or a type's own settings),
+// committing on the revision of the record it merged into; on a conflict with another
+// writer of the store it starts again from the reads. The store's notification of the
+// commit invalidates the properties cache (applyChanges).
+func (s *Service) setProps(ctx context.Context, k []byte, current func() (map[string]json.RawMessage, error),
+	changes map[string]json.RawMessage) error {
 	s.propsWriteMu.Lock()
 	defer s.propsWriteMu.Unlock()
+	for attempt := 0; ; attempt++ {
+		err := s.setPropsOnce(ctx, k, current, changes)
+		if !errors.Is(err, storage.ErrConflict) {
+			return err
+		}
+		if attempt+1 >= maxWriteAttempts {
+			return &core.Error{Code: core.EUNAVAILABLE, Message: "Properties changed concurrently too many times; try again\n"}
+		}
+		if err := backoff(ctx, attempt); err != nil {
+			return err
+		}
+	}
+}
+
+// setPropsOnce is one attempt of setProps.
+func (s *Service) setPropsOnce(ctx context.Context, k []byte, current func() (map[string]json.RawMessage, error),
+	changes map[string]json.RawMessage) error {
 	cur, err := current()
 	if err != nil {
 		return err
@@ -818,7 +948,7 @@ func (s *Service) setProps(k []byte, current func() (map[string]json.RawMessage,
 	if len(reasons) > 0 {
 		return &core.Error{Code: core.EINVALID, Message: "invalid bucket properties", Reasons: reasons}
 	}
-	own, err := s.readJSONMap(k)
+	own, rev, err := s.readJSONRev(ctx, k)
 	if err != nil {
 		return err
 	}
@@ -828,14 +958,19 @@ func (s *Service) setProps(k []byte, current func() (map[string]json.RawMessage,
 	for name, v := range norm {
 		own[name] = v
 	}
-	b, err := json.Marshal(own)
+	enc, err := json.Marshal(own)
 	if err != nil {
 		return fmt.Errorf("kv: encode props: %w", err)
 	}
-	if err := s.db.Put(k, b, true); err != nil {
+	var b storage.Batch
+	b.Require(k, rev)
+	b.Put(k, enc)
+	if err := s.db.Commit(ctx, &b, true); err != nil {
+		if errors.Is(err, storage.ErrConflict) {
+			return err
+		}
 		return fmt.Errorf("kv: set props: %w", err)
 	}
-	s.invalidateProps()
 	return nil
 }
 

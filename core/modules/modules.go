@@ -36,7 +36,7 @@ type Config struct {
 
 // Service registers, stores and loads modules. It is safe for concurrent use.
 type Service struct {
-	db  *storage.DB
+	db  storage.Store
 	cfg Config
 
 	// mu serialises changes (put, delete) so that storage, the loader and the registry
@@ -47,7 +47,7 @@ type Service struct {
 }
 
 // New returns a registry over db. Call LoadAll to install the stored modules.
-func New(db *storage.DB, cfg Config) *Service {
+func New(db storage.Store, cfg Config) *Service {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
@@ -150,7 +150,7 @@ func (s *Service) Put(ctx context.Context, name string, code []byte) (hooks.Modu
 		}
 		return hooks.ModuleInfo{}, false, fmt.Errorf("modules: put %s: %w", name, err)
 	}
-	if err := s.db.Put(moduleKey(name), encodeRecord(s.cfg.Loader.Kind(), code), true); err != nil {
+	if err := storage.Put(ctx, s.db, moduleKey(name), encodeRecord(s.cfg.Loader.Kind(), code), true); err != nil {
 		// Storage failed: keep the runtime consistent with what is stored.
 		if prev, ok := s.stored(name); ok {
 			_, _ = s.cfg.Loader.Load(ctx, name, prev)
@@ -224,7 +224,7 @@ func (s *Service) Delete(ctx context.Context, name string) error {
 			return &core.Error{Code: core.ECONFLICT, Message: msg}
 		}
 	}
-	if err := s.db.Delete(moduleKey(name), true); err != nil {
+	if err := storage.Delete(ctx, s.db, moduleKey(name), true); err != nil {
 		return fmt.Errorf("modules: delete %s: %w", name, err)
 	}
 	delete(s.infos, name)

@@ -22,7 +22,7 @@ func (s *Server) kvGuard(cred Credential) *security.Guard {
 				"secrets travel in clear on the network")
 		}
 	}
-	return security.NewGuard(s3Users{s.s3}, security.NewStore(s.db), cred.Matches)
+	return security.NewGuard(s3Users{s.s3}, security.NewStore(localDB(s.db)), cred.Matches)
 }
 
 // s3Users are the object-storage service's users as KV access control sees them: key

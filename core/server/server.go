@@ -35,7 +35,7 @@ import (
 type Server struct {
 	cfg     Config
 	log     *slog.Logger
-	db      *storage.DB
+	db      storage.Store
 	kv      *kv.Service
 	stats   *stats.Registry
 	ext     *Extensions
@@ -76,7 +76,7 @@ func New(cfg Config, version string, log *slog.Logger) (*Server, error) {
 		return nil, fmt.Errorf("server: data dir: %w", err)
 	}
 	cfg.DataDir = dir
-	db, err := storage.Open(filepath.Join(dir, LevelDBDir), storage.Options{BlockCacheSize: cfg.CacheSize, SyncLatency: cfg.SyncLatency,
+	db, err := storage.OpenStore(dir, storage.Options{BlockCacheSize: cfg.CacheSize, SyncLatency: cfg.SyncLatency,
 		Logger: log})
 	if err != nil {
 		return nil, fmt.Errorf("server: %w", err)
@@ -160,7 +160,7 @@ func (s *Server) openS3(cred Credential) error {
 	if err != nil {
 		return fmt.Errorf("server: %w", err)
 	}
-	svc, err := s3.New(s.db, s3.Config{MaxObjectSize: s.cfg.S3MaxObjectSize, Region: s.cfg.S3Region, Logger: s.log, Blobs: blobs,
+	svc, err := s3.New(localDB(s.db), s3.Config{MaxObjectSize: s.cfg.S3MaxObjectSize, Region: s.cfg.S3Region, Logger: s.log, Blobs: blobs,
 		UploadTTL: s.cfg.S3UploadTTL})
 	if err != nil {
 		return fmt.Errorf("server: %w", err)
@@ -193,7 +193,11 @@ func (s *Server) newS3API() {
 const BlobsDir = "blobs"
 
 // LevelDBDir is the directory, in the data directory, of the LevelDB store.
-const LevelDBDir = "leveldb"
+const LevelDBDir = storage.StoreDir
+
+// localDB returns the LevelDB of a standalone store, for the services that do not take
+// a storage.Store yet (core/s3 and core/security move onto it in the same issue).
+func localDB(st storage.Store) *storage.DB { return st.(*storage.DB) }
 
 // S3Handler returns the object-storage interface with its middleware (nil when
 // S3Listen is empty), for in-process tests and benchmarks.

@@ -47,8 +47,8 @@ type Store interface {
 
 	// RegisterDerive makes fn compute the derived writes of every committed put or
 	// delete of a key whose table tag is tag (see DeriveFunc). Registering again for a
-	// tag replaces the earlier function. Services register at construction, before
-	// they write.
+	// tag replaces the earlier function; a nil fn removes it. Services register at
+	// construction, before they write.
 	RegisterDerive(tag byte, fn DeriveFunc)
 
 	// Subscribe calls fn with the changes of every commit applied to this store from now
