@@ -92,12 +92,12 @@ func (s *Service) reapOne(ctx context.Context, entry []byte, typ, bucket, key st
 		mu.Lock()
 		defer mu.Unlock()
 		k := objectKey(typ, bucket, key)
-		r, rev, err := s.readForWrite(ctx, k, true)
+		r, read, err := s.readForWrite(ctx, k, true)
 		if err != nil {
 			return fmt.Errorf("kv: reap %s/%s: %w", bucket, key, err)
 		}
 		if r != nil && s.expired(r, now) {
-			b.Require(k, rev)
+			b.RequireRead(k, read)
 			b.Delete(k)
 		}
 	}

@@ -217,7 +217,7 @@ func (s *Service) applyChanges(changes []storage.Change) {
 				s.cache.del(c.Key)
 				continue
 			}
-			s.cache.put(bytes.Clone(c.Key), storage.Item{Value: bytes.Clone(c.Value), Rev: c.Rev})
+			s.cache.put(bytes.Clone(c.Key), c.Item(bytes.Clone(c.Value)))
 		case storage.TagProps, storage.TagType:
 			props = true
 		}
@@ -278,22 +278,24 @@ func (s *Service) lock(typ, bucket, key string) *sync.Mutex {
 	return &s.locks[h.Sum64()%lockStripes]
 }
 
-// readForWrite returns the stored record (nil when there is none) and its revision,
-// from the object cache unless fresh. A write commits on that revision, so a stale
-// cache entry costs a conflict and a fresh retry, never a lost update.
-func (s *Service) readForWrite(ctx context.Context, k []byte, fresh bool) (*record, storage.Revision, error) {
+// readForWrite returns the stored record (nil when there is none) and the item it was
+// decoded from, from the object cache unless fresh. A write commits on that item
+// (Batch.RequireRead: its revision, and the store may skip reading the key again), so a
+// stale cache entry costs a conflict and a fresh retry, never a lost update. The
+// record aliases the item's bytes, which nobody modifies.
+func (s *Service) readForWrite(ctx context.Context, k []byte, fresh bool) (*record, storage.Item, error) {
 	if !fresh {
 		if it, ok := s.cache.get(k); ok {
 			r, err := decodeRecord(it.Value)
-			return r, it.Rev, err
+			return r, it, err
 		}
 	}
 	it, err := s.db.Read(ctx, k)
 	if err != nil || it.Value == nil {
-		return nil, it.Rev, err
+		return nil, it, err
 	}
 	r, err := decodeRecord(it.Value)
-	return r, it.Rev, err
+	return r, it, err
 }
 
 // readRecordForGet reads a record for a fetch (nil when there is none): a hit is served
@@ -662,7 +664,7 @@ func backoff(ctx context.Context, attempt int) error {
 // storage.ErrConflict.
 func (s *Service) writeOnce(ctx context.Context, op writeOp, fresh bool) (*core.Object, error) {
 	typ, bucket, key, v := op.typ, op.bucket, op.key, op.v
-	cur, rev, err := s.readForWrite(ctx, op.k, fresh)
+	cur, read, err := s.readForWrite(ctx, op.k, fresh)
 	var stored vclock.VClock
 	if err == nil && cur != nil {
 		stored, err = cur.clockValue()
@@ -716,7 +718,7 @@ func (s *Service) writeOnce(ctx context.Context, op writeOp, fresh bool) (*core.
 		return nil, err
 	}
 	var b storage.Batch
-	b.Require(op.k, rev)
+	b.RequireRead(op.k, read)
 	b.Put(op.k, next.encode())
 	if err := s.db.Commit(ctx, &b, op.sync); err != nil {
 		switch {

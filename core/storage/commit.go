@@ -111,7 +111,7 @@ func (db *DB) writeGroup(group []*pendingWrite) error {
 		db.wlog.fail()
 		return err
 	}
-	db.wlog.record(pr.b)
+	db.wlog.record(pr.b, pr.changes, g.id)
 	db.notify(pr)
 	return nil
 }

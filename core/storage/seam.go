@@ -111,11 +111,11 @@ func (s *subscribers) any() bool { return s.list.Load() != nil }
 func (db *DB) Read(ctx context.Context, key []byte) (Item, error) {
 	st := db.wlog.stamp(key) // before the read: see writeLog
 	v, found, g, err := db.get(key)
-	st.gen = g
-	switch {
-	case err != nil:
+	if err != nil {
 		return Item{}, err
-	case !found:
+	}
+	st.gen = g.id
+	if !found {
 		return Item{stamp: st}, nil
 	}
 	if v == nil {
@@ -223,7 +223,7 @@ func (r *groupReader) unchanged(c condition) bool {
 	if _, ok := r.group[string(c.key)]; ok {
 		return false
 	}
-	if c.stamp.gen != r.g || !r.log.unchanged(c.key, c.stamp) {
+	if c.stamp.gen != r.g.id || !r.log.unchanged(c.key, c.stamp) {
 		return false
 	}
 	r.local[string(c.key)] = overlayValue{v: c.old, present: c.old != nil}

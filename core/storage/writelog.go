@@ -44,7 +44,7 @@ type readStamp struct {
 	log    *writeLog
 	seq    uint64
 	bucket uint64
-	gen    *generation
+	gen    uint64 // generation.id
 }
 
 // stamp returns the stamp of a read of key that begins now (before the read).
@@ -63,12 +63,17 @@ func (l *writeLog) unchanged(key []byte, s readStamp) bool {
 	return b == s.bucket && l.last[b] <= s.seq
 }
 
-// record numbers a written group and notes the keys of b (every put and delete, the
-// derived writes included). Call with the committer's token, after the write: a read
-// stamped with the new number began after the group was visible.
-func (l *writeLog) record(b *leveldb.Batch) {
+// record numbers a written group, notes the keys of b (every put and delete, the
+// derived writes included), and stamps the group's changes with its number: a change
+// is what a read right after the group finds. Call with the committer's token, after
+// the write of b to generation gen: a read stamped with the new number began after the
+// group was visible.
+func (l *writeLog) record(b *leveldb.Batch, changes []Change, gen uint64) {
 	seq := l.seq.Load() + 1
 	_ = b.Replay(logReplay{l, seq})
+	for i := range changes {
+		changes[i].stamp = readStamp{log: l, seq: seq, bucket: keyBucket(changes[i].Key), gen: gen}
+	}
 	l.seq.Store(seq)
 }
 

@@ -1,6 +1,7 @@
 package storage
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"sync"
@@ -31,12 +32,12 @@ func TestWriteLog(t *testing.T) {
 		want  bool
 	}{
 		{"nothing written", func(*writeLog) {}, nil, true},
-		{"another bucket written", func(l *writeLog) { l.record(batchOf(other)) }, nil, true},
-		{"the key written", func(l *writeLog) { l.record(batchOf(other, k)) }, nil, false},
+		{"another bucket written", func(l *writeLog) { l.record(batchOf(other), nil, 0) }, nil, true},
+		{"the key written", func(l *writeLog) { l.record(batchOf(other, k), nil, 0) }, nil, false},
 		{"the key deleted", func(l *writeLog) {
 			b := new(leveldb.Batch)
 			b.Delete(k)
-			l.record(b)
+			l.record(b, nil, 0)
 		}, nil, false},
 		{"a failed write", func(l *writeLog) { l.fail() }, nil, false},
 		{"another key's stamp", func(*writeLog) {}, func(l *writeLog) readStamp { return l.stamp(other) }, false},
@@ -45,7 +46,7 @@ func TestWriteLog(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			l := new(writeLog)
-			l.record(batchOf([]byte("earlier")))
+			l.record(batchOf([]byte("earlier")), nil, 0)
 			s := l.stamp(k)
 			if tt.stamp != nil {
 				s = tt.stamp(l)
@@ -179,5 +180,50 @@ func mustPut(t *testing.T, db *DB, key []byte, v string) {
 	t.Helper()
 	if err := db.Put(key, []byte(v), false); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestRequireReadOfChange: the item of a notified change (Change.Item) is as good as a
+// Read's: a write committed on it is settled without reading the key again while nobody
+// wrote the key, and conflicts once somebody did.
+func TestRequireReadOfChange(t *testing.T) {
+	ctx := context.Background()
+	db := openTest(t)
+	key := KeyString(TagObject, "default", "b", "k")
+	var mu sync.Mutex
+	var last Item
+	var gotOld []byte
+	cancel := db.Subscribe(func(cs []Change) {
+		mu.Lock()
+		defer mu.Unlock()
+		for _, c := range cs {
+			if string(c.Key) == string(key) {
+				last = c.Item(bytes.Clone(c.Value))
+			}
+		}
+	})
+	defer cancel()
+	db.RegisterDerive(TagObject, func(_, old, _ []byte, _ *Derived) error {
+		gotOld = old // the commit goroutine; read after Commit returns
+		return nil
+	})
+	commitOn := func(it Item, v string) error {
+		var b Batch
+		b.RequireRead(key, it)
+		b.Put(key, []byte(v))
+		return db.Commit(ctx, &b, false)
+	}
+	mustPut(t, db, key, "v1")
+	mu.Lock()
+	it := last
+	mu.Unlock()
+	if err := commitOn(it, "v2"); err != nil {
+		t.Fatalf("commit on the change's item: %v", err)
+	}
+	if string(gotOld) != "v1" || &gotOld[0] != &it.Value[0] {
+		t.Fatalf("DeriveFunc's old value %q (the item's own bytes: %v), want the item's v1", gotOld, &gotOld[0] == &it.Value[0])
+	}
+	if err := commitOn(it, "v3"); !errors.Is(err, ErrConflict) {
+		t.Fatalf("commit on a stale change's item: %v, want a conflict", err)
 	}
 }
