@@ -27,21 +27,27 @@ type objectDeriver struct {
 //   - reap queue: a fully deleted new record queues its key at its last-modified time
 //     plus the reap delay; the entry of a fully deleted old record that is replaced or
 //     removed is dropped (the reaper tolerates entries left by older builds).
+//
+// The key is decoded only for a record that has derived writes (most have none: no
+// index entries, not deleted), so a plain PUT pays no key decoding.
 func (d objectDeriver) derive(key, old, new []byte, out *storage.Derived) error {
+	prev, err := decodeOptional(old)
+	if err != nil {
+		return fmt.Errorf("kv: derive %s: stored record: %w", objectName(key), err)
+	}
+	next, err := decodeOptional(new)
+	if err != nil {
+		return fmt.Errorf("kv: derive %s: new record: %w", objectName(key), err)
+	}
+	add, remove := index.Diff(liveEntries(prev), liveEntries(next))
+	if len(add) == 0 && len(remove) == 0 && !deleted(prev) && !deleted(next) {
+		return nil
+	}
 	_, comps, err := storage.DecodeKey(key)
 	if err != nil || len(comps) != 3 {
 		return fmt.Errorf("kv: derive: object key %q: %w", key, storage.ErrMalformedKey)
 	}
 	typ, bucket, k := string(comps[0]), string(comps[1]), string(comps[2])
-	prev, err := decodeOptional(old)
-	if err != nil {
-		return fmt.Errorf("kv: derive %s/%s: stored record: %w", bucket, k, err)
-	}
-	next, err := decodeOptional(new)
-	if err != nil {
-		return fmt.Errorf("kv: derive %s/%s: new record: %w", bucket, k, err)
-	}
-	add, remove := index.Diff(liveEntries(prev), liveEntries(next))
 	for _, e := range remove {
 		pk, err := index.PostingKey(typ, bucket, k, e)
 		if err != nil {
@@ -66,6 +72,16 @@ func (d objectDeriver) derive(key, old, new []byte, out *storage.Derived) error 
 	return nil
 }
 
+// objectName is "bucket/key" of an object key, for errors (the key quoted when it does
+// not decode).
+func objectName(key []byte) string {
+	_, comps, err := storage.DecodeKey(key)
+	if err != nil || len(comps) != 3 {
+		return fmt.Sprintf("%q", key)
+	}
+	return string(comps[1]) + "/" + string(comps[2])
+}
+
 // decodeOptional decodes a record; nil for none.
 func decodeOptional(v []byte) (*record, error) {
 	if v == nil {
@@ -88,9 +104,12 @@ func liveEntries(r *record) []core.IndexEntry {
 	return index.Normalize(out)
 }
 
+// deleted reports whether r is a fully deleted record (which has a reap entry).
+func deleted(r *record) bool { return r != nil && r.allDeleted() }
+
 // reapEntry returns the reap-queue key of a fully deleted record, nil otherwise.
 func (d objectDeriver) reapEntry(r *record, typ, bucket, key string) []byte {
-	if r == nil || !r.allDeleted() {
+	if !deleted(r) {
 		return nil
 	}
 	return reapKey(r.lastModified().Add(d.reapDelay), typ, bucket, key)

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/cairnkv/cairn/core"
+	"github.com/cairnkv/cairn/core/storage"
 	"github.com/cairnkv/cairn/core/vclock"
 )
 
@@ -74,4 +75,68 @@ func BenchmarkRecordEncode(b *testing.B) {
 		_ = r.encode()
 		_ = r.object("default", "b", "k")
 	}
+}
+
+// TestDeriveDecodesKeyOnlyWhenNeeded: a record without index entries or tombstones has
+// no derived writes, and derive does not decode its key; one that has derived writes
+// still refuses a key that does not decode. It commits through a store that runs the
+// deriver and counts the keys each commit adds besides the object.
+func TestDeriveDecodesKeyOnlyWhenNeeded(t *testing.T) {
+	recs := testRecords()
+	plain := &record{clock: recs["one actor"].clock, siblings: []storedSibling{{Sibling: core.Sibling{Value: []byte("v")}}}}
+	good, bad := objectKey("default", "b", "k"), []byte{storage.TagObject, 0xff}
+	for _, tc := range []struct {
+		name    string
+		key     []byte
+		old     *record
+		next    *record
+		wantErr bool
+		wantNew int // keys added besides the object's
+	}{
+		{"plain record, bad key", bad, nil, plain, false, 0},
+		{"plain over plain, bad key", bad, plain, plain, false, 0},
+		{"indexed record, bad key", bad, nil, recs["one actor"], true, 0},
+		{"indexed record", good, nil, recs["one actor"], false, 1},
+		{"tombstone over indexed", good, recs["one actor"], recs["tombstone"], false, 0}, // posting removed, reap entry added
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			db, err := storage.Open(t.TempDir(), storage.Options{NoSync: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer db.Close()
+			db.RegisterDerive(storage.TagObject, objectDeriver{reapDelay: time.Second}.derive)
+			if tc.old != nil {
+				if err := db.Put(tc.key, tc.old.encode(), false); err != nil {
+					t.Fatal(err)
+				}
+			}
+			before := countKeys(t, db)
+			err = db.Put(tc.key, tc.next.encode(), false)
+			if (err != nil) != tc.wantErr {
+				t.Fatalf("commit: %v, want an error: %v", err, tc.wantErr)
+			}
+			added := countKeys(t, db) - before
+			if tc.old == nil && err == nil {
+				added-- // the object itself
+			}
+			if err == nil && added != tc.wantNew {
+				t.Fatalf("%d derived keys added, want %d", added, tc.wantNew)
+			}
+		})
+	}
+}
+
+func countKeys(t *testing.T, db *storage.DB) int {
+	t.Helper()
+	it := db.Iterate(nil, nil)
+	defer it.Release()
+	n := 0
+	for it.Next() {
+		n++
+	}
+	if err := it.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return n
 }
