@@ -204,9 +204,77 @@ type overlayValue struct {
 // groupReader reads keys as the group being prepared leaves them: the member's own
 // writes (local), then the group's earlier accepted writes, then the DB.
 type groupReader struct {
-	g            *generation
-	log          *writeLog
-	group, local overlay
+	g     *generation
+	log   *writeLog
+	group overlay // nil for a group of one write
+	local localOverlay
+}
+
+// localOverlay is one write's overlay: its keys in a slice while there are few (the
+// usual one to three cost no map and no key copies), in a map beyond localOverlayMax.
+// Its keys alias the group's batches and conditions, which outlive the preparing.
+type localOverlay struct {
+	few  []localEntry
+	many overlay // set once there are more than localOverlayMax keys
+}
+
+type localEntry struct {
+	key []byte
+	ov  overlayValue
+}
+
+const localOverlayMax = 8
+
+func (l *localOverlay) get(key []byte) (overlayValue, bool) {
+	if l.many != nil {
+		ov, ok := l.many[string(key)]
+		return ov, ok
+	}
+	for i := range l.few {
+		if string(l.few[i].key) == string(key) {
+			return l.few[i].ov, true
+		}
+	}
+	return overlayValue{}, false
+}
+
+func (l *localOverlay) set(key []byte, ov overlayValue) {
+	if l.many == nil {
+		for i := range l.few {
+			if string(l.few[i].key) == string(key) {
+				l.few[i].ov = ov
+				return
+			}
+		}
+		if len(l.few) < localOverlayMax {
+			l.few = append(l.few, localEntry{key, ov})
+			return
+		}
+		l.many = make(overlay, 2*localOverlayMax)
+		for _, e := range l.few {
+			l.many[string(e.key)] = e.ov
+		}
+	}
+	l.many[string(key)] = ov
+}
+
+// each calls fn for every key of the overlay.
+func (l *localOverlay) each(fn func(key []byte, ov overlayValue)) {
+	if l.many != nil {
+		for k, v := range l.many {
+			fn([]byte(k), v)
+		}
+		return
+	}
+	for _, e := range l.few {
+		fn(e.key, e.ov)
+	}
+}
+
+// reset empties the overlay for the next write, keeping its slice.
+func (l *localOverlay) reset() {
+	clear(l.few) // drop the references to the last write's bytes
+	l.few, l.many = l.few[:0], nil
 }
 
 // unchanged reports whether c holds without reading its key: it comes from a Read
@@ -217,7 +285,7 @@ func (r *groupReader) unchanged(c condition) bool {
 	if c.stamp.log == nil {
 		return false
 	}
-	if _, ok := r.local[string(c.key)]; ok {
+	if _, ok := r.local.get(c.key); ok {
 		return false
 	}
 	if _, ok := r.group[string(c.key)]; ok {
@@ -226,12 +294,12 @@ func (r *groupReader) unchanged(c condition) bool {
 	if c.stamp.gen != r.g.id || !r.log.unchanged(c.key, c.stamp) {
 		return false
 	}
-	r.local[string(c.key)] = overlayValue{v: c.old, present: c.old != nil}
+	r.local.set(c.key, overlayValue{v: c.old, present: c.old != nil})
 	return true
 }
 
 func (r *groupReader) get(key []byte) ([]byte, bool, error) {
-	if ov, ok := r.local[string(key)]; ok {
+	if ov, ok := r.local.get(key); ok {
 		return ov.v, ov.present, nil
 	}
 	if ov, ok := r.group[string(key)]; ok {
@@ -257,7 +325,10 @@ func (r *groupReader) get(key []byte) ([]byte, bool, error) {
 // each operation is copied once, with its derived writes after it.
 func (db *DB) prepare(g *generation, group []*pendingWrite) preparedGroup {
 	var pr preparedGroup
-	r := &groupReader{g: g, log: &db.wlog, group: overlay{}, local: overlay{}}
+	r := &groupReader{g: g, log: &db.wlog}
+	if len(group) > 1 {
+		r.group = overlay{}
+	}
 	w := &writeReplay{db: db, r: r, notify: db.subs.any()}
 	type accepted struct {
 		p       *pendingWrite
@@ -265,15 +336,15 @@ func (db *DB) prepare(g *generation, group []*pendingWrite) preparedGroup {
 	}
 	var acc []accepted
 	for _, p := range group {
-		clear(r.local)
+		r.local.reset()
 		w.reset(&pr.changes)
 		if err := db.prepareWrite(r, p, w); err != nil {
 			p.err = err
 			pr.changes = pr.changes[:w.changesFrom]
 			continue
 		}
-		for k, v := range r.local {
-			r.group[k] = v
+		if r.group != nil {
+			r.local.each(func(k []byte, v overlayValue) { r.group[string(k)] = v })
 		}
 		acc = append(acc, accepted{p, w.derived})
 		pr.sync = pr.sync || p.sync
@@ -370,9 +441,9 @@ func (w *writeReplay) apply(key, value []byte) {
 			}
 		}
 	}
-	w.r.local[string(key)] = overlayValue{v: value, present: value != nil}
+	w.r.local.set(key, overlayValue{v: value, present: value != nil})
 	if derived.Len() > 0 {
-		_ = derived.b.Replay(localReplay{w.r.local})
+		_ = derived.b.Replay(localReplay{&w.r.local})
 		w.derived = append(w.derived, opDerived{op: op, b: derived})
 	}
 	if w.notify {
@@ -410,17 +481,17 @@ func (c *copyReplay) next() {
 	c.op++
 }
 
-// localReplay records derived writes in an overlay.
-type localReplay struct{ o overlay }
+// localReplay records derived writes in a write's overlay.
+type localReplay struct{ o *localOverlay }
 
 func (l localReplay) Put(key, value []byte) {
 	if value == nil {
 		value = []byte{}
 	}
-	l.o[string(key)] = overlayValue{v: value, present: true}
+	l.o.set(key, overlayValue{v: value, present: true})
 }
 
-func (l localReplay) Delete(key []byte) { l.o[string(key)] = overlayValue{} }
+func (l localReplay) Delete(key []byte) { l.o.set(key, overlayValue{}) }
 
 // notify tells the subscribers about a written group. Call with the committer's token.
 func (db *DB) notify(pr preparedGroup) {

@@ -227,3 +227,47 @@ func TestRequireReadOfChange(t *testing.T) {
 		t.Fatalf("commit on a stale change's item: %v, want a conflict", err)
 	}
 }
+
+// TestLocalOverlay: a write's overlay answers the last value set for each key, below
+// and above the size at which it moves its keys to a map, and is empty after reset.
+func TestLocalOverlay(t *testing.T) {
+	for _, n := range []int{0, 1, localOverlayMax, localOverlayMax + 1, 3 * localOverlayMax} {
+		var l localOverlay
+		for round := 0; round < 2; round++ {
+			want := map[string]overlayValue{}
+			for i := 0; i < n; i++ {
+				k := []byte{byte('a' + i%26), byte(i / 26)}
+				ov := overlayValue{v: []byte{byte(i)}, present: i%3 != 0}
+				l.set(k, ov)
+				want[string(k)] = ov
+				if i%2 == 0 { // set again: replaces
+					ov = overlayValue{v: []byte{byte(i), 1}, present: true}
+					l.set(k, ov)
+					want[string(k)] = ov
+				}
+			}
+			seen := 0
+			l.each(func(k []byte, ov overlayValue) {
+				seen++
+				if w := want[string(k)]; string(w.v) != string(ov.v) || w.present != ov.present {
+					t.Errorf("n=%d: each gives %q = %v, want %v", n, k, ov, w)
+				}
+			})
+			if seen != len(want) {
+				t.Errorf("n=%d: each gives %d keys, want %d", n, seen, len(want))
+			}
+			for k, w := range want {
+				if ov, ok := l.get([]byte(k)); !ok || string(ov.v) != string(w.v) || ov.present != w.present {
+					t.Errorf("n=%d: get(%q) = %v, %v, want %v", n, k, ov, ok, w)
+				}
+			}
+			if _, ok := l.get([]byte("absent")); ok {
+				t.Errorf("n=%d: an absent key is found", n)
+			}
+			l.reset()
+			if _, ok := l.get([]byte{'a', 0}); ok {
+				t.Errorf("n=%d: a key survives reset", n)
+			}
+		}
+	}
+}
