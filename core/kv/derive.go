@@ -27,21 +27,19 @@ type objectDeriver struct {
 //   - reap queue: a fully deleted new record queues its key at its last-modified time
 //     plus the reap delay; the entry of a fully deleted old record that is replaced or
 //     removed is dropped (the reaper tolerates entries left by older builds).
-//
-// The key is decoded only for a record that has derived writes (most have none: no
-// index entries, not deleted), so a plain PUT pays no key decoding.
 func (d objectDeriver) derive(key, old, new []byte, out *storage.Derived) error {
-	prev, err := decodeOptional(old)
+	prev, err := scanDerived(old)
 	if err != nil {
-		return fmt.Errorf("kv: derive %s: stored record: %w", objectName(key), err)
+		return fmt.Errorf("kv: derive %q: stored record: %w", key, err)
 	}
-	next, err := decodeOptional(new)
+	next, err := scanDerived(new)
 	if err != nil {
-		return fmt.Errorf("kv: derive %s: new record: %w", objectName(key), err)
+		return fmt.Errorf("kv: derive %q: new record: %w", key, err)
 	}
-	add, remove := index.Diff(liveEntries(prev), liveEntries(next))
-	if len(add) == 0 && len(remove) == 0 && !deleted(prev) && !deleted(next) {
-		return nil
+	add, remove := index.Diff(prev.entries, next.entries)
+	reaps := prev.present && prev.allDeleted || next.present && next.allDeleted
+	if len(add) == 0 && len(remove) == 0 && !reaps {
+		return nil // the common rewrite: nothing derived changes
 	}
 	_, comps, err := storage.DecodeKey(key)
 	if err != nil || len(comps) != 3 {
@@ -72,45 +70,63 @@ func (d objectDeriver) derive(key, old, new []byte, out *storage.Derived) error 
 	return nil
 }
 
-// objectName is "bucket/key" of an object key, for errors (the key quoted when it does
-// not decode).
-func objectName(key []byte) string {
-	_, comps, err := storage.DecodeKey(key)
-	if err != nil || len(comps) != 3 {
-		return fmt.Sprintf("%q", key)
-	}
-	return string(comps[1]) + "/" + string(comps[2])
+// derivedInfo is what the derived writes of an object record depend on.
+type derivedInfo struct {
+	present    bool
+	entries    []core.IndexEntry // of the live siblings, normalised (index.Normalize)
+	allDeleted bool              // every sibling is a tombstone (an empty record counts)
+	lastMod    time.Time         // the newest sibling's last-modified time
 }
 
-// decodeOptional decodes a record; nil for none.
-func decodeOptional(v []byte) (*record, error) {
-	if v == nil {
-		return nil, nil
+// scanDerived reads a record's derivedInfo (the zero value for nil) without decoding
+// the rest of it: derive runs in the store's commit path. It refuses what
+// decodeRecord refuses. The entries share data's memory.
+func scanDerived(data []byte) (derivedInfo, error) {
+	if data == nil {
+		return derivedInfo{}, nil
 	}
-	return decodeRecord(v)
-}
-
-// liveEntries returns the sorted index entries of r's live siblings (none for nil).
-func liveEntries(r *record) []core.IndexEntry {
-	if r == nil {
-		return nil
+	d := decoder{b: data}
+	if v := d.byte(); v != recordVersion {
+		return derivedInfo{}, fmt.Errorf("%w: version %d", errCorrupt, v)
 	}
-	var out []core.IndexEntry
-	for i := range r.siblings {
-		if !r.siblings[i].Deleted {
-			out = append(out, r.siblings[i].Indexes...)
+	d.bytes() // clock
+	info := derivedInfo{present: true, allDeleted: true}
+	n := d.count()
+	for i := 0; i < n && d.err == nil; i++ {
+		d.bytes()   // dot actor
+		d.uvarint() // dot counter
+		deleted := d.byte()&1 != 0
+		for range 4 { // content type, charset, encoding, vtag
+			d.bytes()
 		}
+		if lm := time.Unix(0, d.varint()); lm.After(info.lastMod) {
+			info.lastMod = lm
+		}
+		d.skip(2) // user metadata: name, value
+		d.skip(3) // links: bucket, key, tag
+		for m := d.count(); m > 0 && d.err == nil; m-- {
+			e := core.IndexEntry{Field: d.string(), Value: d.string()}
+			if !deleted {
+				info.entries = append(info.entries, e)
+			}
+		}
+		d.bytes() // value
+		info.allDeleted = info.allDeleted && deleted
 	}
-	return index.Normalize(out)
+	switch {
+	case d.err != nil:
+		return derivedInfo{}, fmt.Errorf("%w: %w", errCorrupt, d.err)
+	case len(d.b) != 0:
+		return derivedInfo{}, fmt.Errorf("%w: %d trailing bytes", errCorrupt, len(d.b))
+	}
+	info.entries = index.Normalize(info.entries)
+	return info, nil
 }
-
-// deleted reports whether r is a fully deleted record (which has a reap entry).
-func deleted(r *record) bool { return r != nil && r.allDeleted() }
 
 // reapEntry returns the reap-queue key of a fully deleted record, nil otherwise.
-func (d objectDeriver) reapEntry(r *record, typ, bucket, key string) []byte {
-	if !deleted(r) {
+func (d objectDeriver) reapEntry(r derivedInfo, typ, bucket, key string) []byte {
+	if !r.present || !r.allDeleted {
 		return nil
 	}
-	return reapKey(r.lastModified().Add(d.reapDelay), typ, bucket, key)
+	return reapKey(r.lastMod.Add(d.reapDelay), typ, bucket, key)
 }

@@ -48,7 +48,7 @@ type cacheShard struct {
 
 type cacheEntry struct {
 	key string
-	it  storage.Item // the record and its revision (and read stamp, see Batch.RequireRead)
+	it  storage.Item // the record and its revision (and read stamp, see Batch.RequireItem)
 }
 
 // entryOverhead approximates the memory of one entry beyond its key and value.

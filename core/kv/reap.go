@@ -97,7 +97,7 @@ func (s *Service) reapOne(ctx context.Context, entry []byte, typ, bucket, key st
 			return fmt.Errorf("kv: reap %s/%s: %w", bucket, key, err)
 		}
 		if r != nil && s.expired(r, now) {
-			b.RequireRead(k, read)
+			b.RequireItem(k, read)
 			b.Delete(k)
 		}
 	}

@@ -252,6 +252,15 @@ func (d *decoder) bytes() []byte {
 	return v
 }
 
+// skip skips a counted list of elements of fields length-prefixed fields each.
+func (d *decoder) skip(fields int) {
+	for m := d.count(); m > 0 && d.err == nil; m-- {
+		for range fields {
+			d.bytes()
+		}
+	}
+}
+
 // string returns the next length-prefixed string, sharing the decoder's buffer, which
 // decodeRecord's callers never modify.
 func (d *decoder) string() string {

@@ -217,7 +217,7 @@ func (s *Service) applyChanges(changes []storage.Change) {
 				s.cache.del(c.Key)
 				continue
 			}
-			s.cache.put(bytes.Clone(c.Key), c.Item(bytes.Clone(c.Value)))
+			s.cache.put(bytes.Clone(c.Key), c.Item(bytes.Clone(c.Value))) // with the stamp that settles a write over it (storage.Batch.RequireItem)
 		case storage.TagProps, storage.TagType:
 			props = true
 		}
@@ -278,21 +278,23 @@ func (s *Service) lock(typ, bucket, key string) *sync.Mutex {
 	return &s.locks[h.Sum64()%lockStripes]
 }
 
-// readForWrite returns the stored record (nil when there is none) and the item it was
-// decoded from, from the object cache unless fresh. A write commits on that item
-// (Batch.RequireRead: its revision, and the store may skip reading the key again), so a
-// stale cache entry costs a conflict and a fresh retry, never a lost update. The
-// record aliases the item's bytes, which nobody modifies.
+// readForWrite returns the stored record (nil when there is none) and the item it
+// decoded (its bytes and revision), from the object cache unless fresh. A write
+// commits on that revision, so a stale cache entry costs a conflict and a fresh retry,
+// never a lost update.
 func (s *Service) readForWrite(ctx context.Context, k []byte, fresh bool) (*record, storage.Item, error) {
+	it, ok := storage.Item{}, false
 	if !fresh {
-		if it, ok := s.cache.get(k); ok {
-			r, err := decodeRecord(it.Value)
-			return r, it, err
+		it, ok = s.cache.get(k)
+	}
+	if !ok {
+		var err error
+		if it, err = s.db.Read(ctx, k); err != nil {
+			return nil, it, err
 		}
 	}
-	it, err := s.db.Read(ctx, k)
-	if err != nil || it.Value == nil {
-		return nil, it, err
+	if it.Value == nil {
+		return nil, it, nil
 	}
 	r, err := decodeRecord(it.Value)
 	return r, it, err
@@ -718,7 +720,7 @@ func (s *Service) writeOnce(ctx context.Context, op writeOp, fresh bool) (*core.
 		return nil, err
 	}
 	var b storage.Batch
-	b.RequireRead(op.k, read)
+	b.RequireItem(op.k, read) // the store derives the old postings from what was read
 	b.Put(op.k, next.encode())
 	if err := s.db.Commit(ctx, &b, op.sync); err != nil {
 		switch {

@@ -2,6 +2,11 @@
 // LevelDB (table 'm'), versioned by sha256, hands them to the runtime that runs them (the
 // WebAssembly host, through hooks.Loader), reloads them at start, and refuses to remove a
 // module that bucket properties still name.
+//
+// The runtime follows the store, not only this service's own calls: a module record
+// that another writer of the store puts or deletes (another service over the same store;
+// in a cluster, the replica applier) is loaded into, or removed from, the runtime by a
+// background goroutine told by the store's change notifications (Close stops it).
 package modules
 
 import (
@@ -39,19 +44,132 @@ type Service struct {
 	db  storage.Store
 	cfg Config
 
-	// mu serialises changes (put, delete) so that storage, the loader and the registry
-	// change together.
+	// mu serialises changes (put, delete, and following the store) so that storage, the
+	// loader and the registry change together.
 	mu sync.Mutex
 	// infos holds the info of every installed module, by name; guarded by mu.
 	infos map[string]hooks.ModuleInfo
+
+	// pendMu guards pending: the names of module records the store reported changed,
+	// which follow has not looked at yet.
+	pendMu  sync.Mutex
+	pending map[string]bool
+	wake    chan struct{} // capacity 1: pending has names
+	stop    chan struct{} // closed by Close
+	done    chan struct{} // closed when follow returns
+	// unsubscribe cancels the subscription to the store's changes.
+	unsubscribe func()
+	closeOnce   sync.Once
 }
 
-// New returns a registry over db. Call LoadAll to install the stored modules.
+// New returns a registry over db and starts following db's module records. Call
+// LoadAll to install the stored modules, and Close to stop.
 func New(db storage.Store, cfg Config) *Service {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
-	return &Service{db: db, cfg: cfg, infos: map[string]hooks.ModuleInfo{}}
+	s := &Service{db: db, cfg: cfg, infos: map[string]hooks.ModuleInfo{}, pending: map[string]bool{},
+		wake: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
+	s.unsubscribe = db.Subscribe(s.noteChanges)
+	go s.follow()
+	return s
+}
+
+// Close stops following the store. The loaded modules stay loaded.
+func (s *Service) Close() {
+	s.closeOnce.Do(func() {
+		s.unsubscribe()
+		close(s.stop)
+		<-s.done
+	})
+}
+
+// noteChanges records the module records a commit changed (it runs in the store's
+// commit path: it only notes them, follow acts).
+func (s *Service) noteChanges(changes []storage.Change) {
+	noted := false
+	for _, c := range changes {
+		if len(c.Key) == 0 || c.Key[0] != storage.TagModule {
+			continue
+		}
+		_, comps, err := storage.DecodeKey(c.Key)
+		if err != nil || len(comps) != 1 {
+			continue
+		}
+		s.pendMu.Lock()
+		s.pending[string(comps[0])] = true
+		s.pendMu.Unlock()
+		noted = true
+	}
+	if noted {
+		select {
+		case s.wake <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// follow makes the runtime match the stored module records that changed, until Close.
+func (s *Service) follow() {
+	defer close(s.done)
+	for {
+		select {
+		case <-s.stop:
+			return
+		case <-s.wake:
+		}
+		s.pendMu.Lock()
+		names := make([]string, 0, len(s.pending))
+		for name := range s.pending {
+			names = append(names, name)
+		}
+		clear(s.pending)
+		s.pendMu.Unlock()
+		for _, name := range names {
+			if err := s.sync(name); err != nil {
+				s.cfg.Logger.Error("modules: cannot follow a stored module", "module", name, "err", err)
+			}
+		}
+	}
+}
+
+// sync loads the stored version of module name into the runtime, or removes it from
+// the runtime when it is no longer stored; nothing happens when the runtime already has
+// what is stored (this service's own changes).
+func (s *Service) sync(name string) error {
+	ctx := context.Background()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	v, err := s.db.Get(moduleKey(name))
+	if errors.Is(err, storage.ErrNotFound) {
+		if _, ok := s.infos[name]; !ok {
+			return nil
+		}
+		delete(s.infos, name)
+		s.cfg.Registry.Invalidate()
+		return s.cfg.Loader.Remove(ctx, name)
+	}
+	if err != nil {
+		return err
+	}
+	kind, code, err := decodeRecord(v)
+	if err != nil {
+		return err
+	}
+	if kind != s.cfg.Loader.Kind() {
+		return fmt.Errorf("modules: no runtime of kind %q", kind)
+	}
+	sum := sha256.Sum256(code)
+	if old, ok := s.infos[name]; ok && old.SHA256 == hex.EncodeToString(sum[:]) {
+		return nil
+	}
+	info, err := s.cfg.Loader.Load(ctx, name, code)
+	if err != nil {
+		return err
+	}
+	s.infos[name] = info
+	s.cfg.Registry.Invalidate()
+	return nil
 }
 
 // Record layout: version byte (1), kind (uvarint length + bytes), code (the rest).

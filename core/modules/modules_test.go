@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/cairnkv/cairn/core"
 	"github.com/cairnkv/cairn/core/hooks"
@@ -58,6 +59,7 @@ func TestModules(t *testing.T) {
 		l := &fakeLoader{loaded: map[string]string{}}
 		s := New(db, Config{Loader: l, Registry: hooks.NewRegistry(nativeNames{}),
 			References: func(_ context.Context, name string) ([]string, error) { return refs[name], nil }})
+		t.Cleanup(s.Close)
 		if err := s.LoadAll(ctx); err != nil {
 			t.Fatal(err)
 		}
@@ -120,5 +122,67 @@ func TestModules(t *testing.T) {
 	s, _ = open()
 	if list := s.List(ctx); len(list) != 0 {
 		t.Fatalf("a deleted module came back after restart: %v", fmt.Sprint(list))
+	}
+}
+
+// loadedCode returns what l has loaded under name.
+func (l *fakeLoader) loadedCode(name string) (string, bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	code, ok := l.loaded[name]
+	return code, ok
+}
+
+// TestModulesFollowTheStore: a module that another service over the same store puts,
+// replaces or deletes is loaded into, replaced in or removed from this service's runtime.
+func TestModulesFollowTheStore(t *testing.T) {
+	ctx := context.Background()
+	db, err := storage.Open(t.TempDir(), storage.Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	open := func() (*Service, *fakeLoader) {
+		l := &fakeLoader{loaded: map[string]string{}}
+		s := New(db, Config{Loader: l, Registry: hooks.NewRegistry(nativeNames{})})
+		t.Cleanup(s.Close)
+		if err := s.LoadAll(ctx); err != nil {
+			t.Fatal(err)
+		}
+		return s, l
+	}
+	a, _ := open()
+	b, lb := open()
+	eventually := func(what string, cond func() bool) {
+		t.Helper()
+		deadline := time.Now().Add(5 * time.Second)
+		for !cond() {
+			if time.Now().After(deadline) {
+				t.Fatalf("%s: not within 5s", what)
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+	}
+	steps := []struct {
+		name string
+		do   func() error
+		want string // "" for not loaded
+	}{
+		{"put", func() error { _, _, err := a.Put(ctx, "m", []byte("ok f")); return err }, "ok f"},
+		{"replace", func() error { _, _, err := a.Put(ctx, "m", []byte("ok g")); return err }, "ok g"},
+		{"delete", func() error { return a.Delete(ctx, "m") }, ""},
+	}
+	for _, st := range steps {
+		if err := st.do(); err != nil {
+			t.Fatalf("%s: %v", st.name, err)
+		}
+		eventually(st.name, func() bool {
+			code, ok := lb.loadedCode("m")
+			return ok == (st.want != "") && code == st.want
+		})
+		eventually(st.name+": List", func() bool {
+			list := b.List(ctx)
+			return (len(list) == 1) == (st.want != "")
+		})
 	}
 }

@@ -37,6 +37,7 @@ type Server struct {
 	log     *slog.Logger
 	db      storage.Store
 	kv      *kv.Service
+	mods    *modules.Service // nil without a module runtime
 	stats   *stats.Registry
 	ext     *Extensions
 	handler http.Handler
@@ -111,6 +112,7 @@ func New(cfg Config, version string, log *slog.Logger) (*Server, error) {
 	var mods *modules.Service
 	if ext != nil && ext.Loader != nil {
 		mods = modules.New(db, modules.Config{Loader: ext.Loader, Registry: reg, References: svc.ModuleReferences, Logger: log})
+		s.mods = mods
 		if err := s.loadModules(mods); err != nil {
 			s.Close()
 			return nil, err
@@ -362,6 +364,10 @@ func (s *Server) Close() error {
 	if s.kv != nil {
 		errs = append(errs, s.kv.Shutdown(ctx))
 		s.kv = nil
+	}
+	if s.mods != nil {
+		s.mods.Close() // stops following the store before the runtimes close
+		s.mods = nil
 	}
 	if s.ext != nil && s.ext.Close != nil {
 		ctx, cancel := context.WithDeadline(context.Background(), later(deadline, time.Now().Add(extensionCloseMin)))

@@ -21,6 +21,12 @@ type committer struct {
 	token chan struct{} // capacity 1: held by the goroutine writing a group
 	mu    sync.Mutex    // guards queue
 	queue []*pendingWrite
+	// revs remembers the revisions of keys recently written (at most maxRevs), so that
+	// a condition on a hot key is checked without reading it. Guarded by token: every
+	// write goes through the token holder, which keeps it exact (seam.go).
+	revs map[string]Revision
+	// prep prepares groups (seam.go); guarded by token, reused from group to group.
+	prep writeReplay
 }
 
 // pendingWrite is one caller's batch waiting in the queue.
@@ -104,12 +110,19 @@ func (db *DB) writeGroup(group []*pendingWrite) error {
 	} else {
 		pr = db.prepare(g, group)
 	}
+	if pr.restore != nil {
+		defer pr.restore()
+	}
 	if pr.b.Len() == 0 {
 		return nil
 	}
 	if err := db.writeLocked(g, pr.b, pr.sync); err != nil {
+		db.committer.forget()
 		db.wlog.fail()
 		return err
+	}
+	if pr.written != nil {
+		db.committer.remember(pr.written)
 	}
 	db.wlog.record(pr.b, pr.changes, g.id)
 	db.notify(pr)

@@ -45,7 +45,7 @@ type DB struct {
 	closed   bool
 
 	committer committer
-	wlog      writeLog    // the committed groups, for RequireRead's conditions
+	wlog      writeLog    // the committed groups, for RequireItem's conditions
 	derive    derivers    // RegisterDerive's functions
 	subs      subscribers // Subscribe's callbacks
 

@@ -3,6 +3,33 @@
 // imports goleveldb; everything above it sees byte keys, byte values, atomic batches,
 // ordered iteration and snapshots.
 //
+// # The seam
+//
+// Services use storage through the Store interface (store.go), which *DB implements
+// and which a replicated log in front of a local LevelDB can implement too. Its
+// contract, checked for every implementation by the conformance suite in
+// core/storage/storagetest:
+//
+//   - Read returns a value with its Revision, an opaque comparable value; an absent key
+//     has NoRevision.
+//   - Commit applies a Batch atomically, and only if each of its conditions
+//     (Batch.Require, Batch.RequireItem: key, revision read) still holds; otherwise it
+//     fails with ErrConflict and writes nothing. Writers read, merge, commit, and retry
+//     on conflict: correctness never rests on process-local locks.
+//   - Derived writes (secondary-index postings, reap-queue entries) are computed by the
+//     one DeriveFunc registered for a table (RegisterDerive) from the value committed
+//     before and the value being committed, and applied in the same batch; so a replica
+//     applying a record it did not write recomputes them.
+//   - Subscribe reports every commit's keys, values and revisions, in commit order,
+//     before the writer is acknowledged: caches follow it.
+//   - Snapshots and iterators read a consistent, ordered view.
+//
+// The LevelDB's revision of a value is a hash of its bytes (nothing is stored, so the
+// on-disk format is unchanged); conditions are checked in the goroutine that writes
+// each group commit, against the DB and the group's earlier writes (seam.go).
+// OpenStore opens the store of a data directory. docs/rationale.md ("The storage
+// seam") records the choices.
+//
 // # Keyspace
 //
 // Every key starts with a one-byte table tag (TagObject, TagIndex, TagProps, TagType,

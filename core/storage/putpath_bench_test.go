@@ -14,8 +14,8 @@ import (
 // writes with Write (core/kv before the seam); "require" reads with Read and commits
 // on the condition Require(key, rev), with a DeriveFunc registered for objects (that
 // reads the old value and derives nothing, as for an object without indexes) and one
-// subscriber, as core/kv on the Store does; "requireread" is the same with
-// RequireRead, which the write log settles without reading the key again.
+// subscriber, as core/kv on the Store does; "requireitem" is the same with
+// RequireItem, which the write log settles without reading the key again.
 func BenchmarkPutPath(b *testing.B) {
 	val := make([]byte, 1024)
 	for i := range val {
@@ -26,14 +26,14 @@ func BenchmarkPutPath(b *testing.B) {
 		binary.BigEndian.PutUint64(k[:], i*0x9e3779b97f4a7c15)
 		return KeyString(TagObject, "default", "bench", string(k[:]))
 	}
-	for _, mode := range []string{"blind", "plain", "require", "requireread"} {
+	for _, mode := range []string{"blind", "plain", "require", "requireitem"} {
 		b.Run(mode, func(b *testing.B) {
 			db, err := Open(b.TempDir(), Options{NoSync: true})
 			if err != nil {
 				b.Fatal(err)
 			}
 			defer db.Close()
-			if mode == "require" || mode == "requireread" {
+			if mode == "require" || mode == "requireitem" {
 				db.RegisterDerive(TagObject, func(_, _, _ []byte, _ *Derived) error { return nil })
 				cancel := db.Subscribe(func([]Change) {})
 				defer cancel()
@@ -55,7 +55,7 @@ func BenchmarkPutPath(b *testing.B) {
 							b.Error(err)
 							return
 						}
-					case "require", "requireread":
+					case "require", "requireitem":
 						it, err := db.Read(ctx, k)
 						if err != nil {
 							b.Error(err)
@@ -64,7 +64,7 @@ func BenchmarkPutPath(b *testing.B) {
 						if mode == "require" {
 							batch.Require(k, it.Rev)
 						} else {
-							batch.RequireRead(k, it)
+							batch.RequireItem(k, it)
 						}
 					}
 					batch.Put(k, val)

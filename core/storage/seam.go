@@ -1,6 +1,7 @@
 package storage
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -154,9 +155,10 @@ func (db *DB) Subscribe(fn func([]Change)) (cancel func()) {
 }
 
 // plain reports whether no write of group needs preparing: no conditions, no derived
-// tables, no subscribers.
+// tables, no subscribers, and no revisions remembered (which the writes would make
+// stale).
 func (db *DB) plain(group []*pendingWrite) bool {
-	if db.derive.any() || db.subs.any() {
+	if db.derive.any() || db.subs.any() || len(db.committer.revs) > 0 {
 		return false
 	}
 	for _, p := range group {
@@ -167,12 +169,20 @@ func (db *DB) plain(group []*pendingWrite) bool {
 	return true
 }
 
+// maxRevs bounds the revisions the committer remembers (committer.revs).
+const maxRevs = 1 << 16
+
 // preparedGroup is a group ready to write: the merged batch of its accepted writes,
-// whether any asked for sync, and the primary operations to notify.
+// whether any asked for sync, the primary operations to notify, and the values the
+// keys written will have (to remember their revisions).
 type preparedGroup struct {
 	b       *leveldb.Batch
 	sync    bool
 	changes []Change
+	written *groupReader
+	// restore, if set, gives the single write of the group its batch back as it was
+	// (prepareAlone); call it once b is written or abandoned.
+	restore func()
 }
 
 // plainGroup merges a group that needs no preparing.
@@ -192,117 +202,121 @@ func plainGroup(group []*pendingWrite) preparedGroup {
 	return pr
 }
 
-// overlay holds the values a group's accepted writes leave, by key, in front of the DB.
-// A nil value with present false is a delete.
-type overlay map[string]overlayValue
+// remember records the revisions of the keys a group wrote (call with the token,
+// after the write succeeded); forget drops every remembered revision (after a failed
+// write, whose effect on the keys is not known here).
+func (c *committer) remember(r *groupReader) {
+	n := len(r.group) + len(r.local)
+	if len(c.revs)+n > maxRevs {
+		clear(c.revs)
+	}
+	if c.revs == nil {
+		c.revs = make(map[string]Revision, n)
+	}
+	for k, v := range r.group {
+		c.revs[k] = v.revision()
+	}
+	for _, e := range r.local { // the last member's writes (not folded into group)
+		c.revs[string(e.key)] = e.revision()
+	}
+}
 
+func (c *committer) forget() { clear(c.revs) }
+
+// overlayValue is a key's value as a write leaves it, with its revision; present false
+// is a delete.
 type overlayValue struct {
 	v       []byte
 	present bool
+	rev     Revision
 }
 
-// groupReader reads keys as the group being prepared leaves them: the member's own
-// writes (local), then the group's earlier accepted writes, then the DB.
-type groupReader struct {
-	g     *generation
-	log   *writeLog
-	group overlay // nil for a group of one write
-	local localOverlay
-}
+// present returns the overlay value of a present value v whose revision is rev.
+func present(v []byte, rev Revision) overlayValue { return overlayValue{v: v, present: true, rev: rev} }
 
-// localOverlay is one write's overlay: its keys in a slice while there are few (the
-// usual one to three cost no map and no key copies), in a map beyond localOverlayMax.
-// Its keys alias the group's batches and conditions, which outlive the preparing.
-type localOverlay struct {
-	few  []localEntry
-	many overlay // set once there are more than localOverlayMax keys
-}
+func (v overlayValue) revision() Revision { return v.rev }
 
-type localEntry struct {
+// overlayEntry is one key of a small overlay.
+type overlayEntry struct {
 	key []byte
-	ov  overlayValue
+	overlayValue
 }
 
-const localOverlayMax = 8
+// smallOverlay is the overlay of one write: a few keys, searched from the newest.
+type smallOverlay []overlayEntry
 
-func (l *localOverlay) get(key []byte) (overlayValue, bool) {
-	if l.many != nil {
-		ov, ok := l.many[string(key)]
-		return ov, ok
-	}
-	for i := range l.few {
-		if string(l.few[i].key) == string(key) {
-			return l.few[i].ov, true
+func (o smallOverlay) find(key []byte) (overlayValue, bool) {
+	for i := len(o) - 1; i >= 0; i-- {
+		if bytes.Equal(o[i].key, key) {
+			return o[i].overlayValue, true
 		}
 	}
 	return overlayValue{}, false
 }
 
-func (l *localOverlay) set(key []byte, ov overlayValue) {
-	if l.many == nil {
-		for i := range l.few {
-			if string(l.few[i].key) == string(key) {
-				l.few[i].ov = ov
-				return
-			}
-		}
-		if len(l.few) < localOverlayMax {
-			l.few = append(l.few, localEntry{key, ov})
-			return
-		}
-		l.many = make(overlay, 2*localOverlayMax)
-		for _, e := range l.few {
-			l.many[string(e.key)] = e.ov
-		}
-	}
-	l.many[string(key)] = ov
+// groupReader reads keys as the group being prepared leaves them: the member's own
+// writes (local), then the group's earlier accepted writes (group), then the values
+// its conditions vouched for (known), then the DB.
+type groupReader struct {
+	g            *generation
+	log          *writeLog           // DB.wlog: vouches for conditions made from a read (vouched)
+	revs         map[string]Revision // committer.revs
+	local, known smallOverlay
+	group        map[string]overlayValue // nil until a second member is prepared
+	// localIdx indexes local[:indexed] by key (the latest entry of each) once local is
+	// longer than smallLocal, so that a write of many keys is not searched linearly.
+	localIdx map[string]int
+	indexed  int
 }
 
-// each calls fn for every key of the overlay.
-func (l *localOverlay) each(fn func(key []byte, ov overlayValue)) {
-	if l.many != nil {
-		for k, v := range l.many {
-			fn([]byte(k), v)
+// smallLocal is the length of the local overlay up to which it is searched linearly.
+const smallLocal = 32
+
+// findLocal finds key in the local overlay.
+func (r *groupReader) findLocal(key []byte) (overlayValue, bool) {
+	if len(r.local) <= smallLocal {
+		return r.local.find(key)
+	}
+	if r.localIdx == nil || r.indexed > len(r.local) {
+		r.localIdx, r.indexed = make(map[string]int, len(r.local)), 0
+	}
+	for ; r.indexed < len(r.local); r.indexed++ {
+		r.localIdx[string(r.local[r.indexed].key)] = r.indexed
+	}
+	if i, ok := r.localIdx[string(key)]; ok {
+		return r.local[i].overlayValue, true
+	}
+	return overlayValue{}, false
+}
+
+// lookup finds key in the overlays.
+func (r *groupReader) lookup(key []byte) (overlayValue, bool) {
+	if v, ok := r.findLocal(key); ok {
+		return v, true
+	}
+	if v, ok := r.group[string(key)]; ok {
+		return v, true
+	}
+	return r.known.find(key)
+}
+
+// fold moves the accepted member's writes (local) into the group's and starts the
+// next member.
+func (r *groupReader) fold() {
+	if len(r.local) > 0 {
+		if r.group == nil {
+			r.group = make(map[string]overlayValue, len(r.local))
 		}
-		return
+		for _, e := range r.local {
+			r.group[string(e.key)] = e.overlayValue
+		}
 	}
-	for _, e := range l.few {
-		fn(e.key, e.ov)
-	}
-}
-
-// reset empties the overlay for the next write, keeping its slice.
-func (l *localOverlay) reset() {
-	clear(l.few) // drop the references to the last write's bytes
-	l.few, l.many = l.few[:0], nil
-}
-
-// unchanged reports whether c holds without reading its key: it comes from a Read
-// (RequireRead), no earlier write of the group touched the key, and the write log
-// vouches that no committed group did since the read. The value read then stands for
-// the key's current one (r.local) for the write's derived writes.
-func (r *groupReader) unchanged(c condition) bool {
-	if c.stamp.log == nil {
-		return false
-	}
-	if _, ok := r.local.get(c.key); ok {
-		return false
-	}
-	if _, ok := r.group[string(c.key)]; ok {
-		return false
-	}
-	if c.stamp.gen != r.g.id || !r.log.unchanged(c.key, c.stamp) {
-		return false
-	}
-	r.local.set(c.key, overlayValue{v: c.old, present: c.old != nil})
-	return true
+	r.local, r.known = r.local[:0], r.known[:0]
+	r.localIdx, r.indexed = nil, 0
 }
 
 func (r *groupReader) get(key []byte) ([]byte, bool, error) {
-	if ov, ok := r.local.get(key); ok {
-		return ov.v, ov.present, nil
-	}
-	if ov, ok := r.group[string(key)]; ok {
+	if ov, ok := r.lookup(key); ok {
 		return ov.v, ov.present, nil
 	}
 	v, err := r.g.ldb.Get(key, nil)
@@ -318,180 +332,231 @@ func (r *groupReader) get(key []byte) ([]byte, bool, error) {
 	return v, true, nil
 }
 
+// vouched reports whether c holds without reading its key: it carries the stamp of a
+// read of this store (RequireItem with the item of a Read or a notified change), no
+// earlier write of the group touched the key, and the write log vouches that no
+// committed group did since the read. The value read then stands for the key's current
+// one (known) for the derived writes.
+func (r *groupReader) vouched(c condition) bool {
+	if c.stamp.log == nil || c.stamp.gen != r.g.id {
+		return false
+	}
+	if _, ok := r.lookup(c.key); ok {
+		return false
+	}
+	if !r.log.unchanged(c.key, c.stamp) {
+		return false
+	}
+	ov := overlayValue{} // absent
+	if c.rev.Exists() {
+		ov = present(c.val, c.rev)
+	}
+	r.known = append(r.known, overlayEntry{key: c.key, overlayValue: ov})
+	return true
+}
+
+// revision returns key's current revision as the group leaves it, from the overlays,
+// the remembered revisions or the DB.
+func (r *groupReader) revision(key []byte) (Revision, error) {
+	if ov, ok := r.lookup(key); ok {
+		return ov.revision(), nil
+	}
+	if rev, ok := r.revs[string(key)]; ok {
+		return rev, nil
+	}
+	v, ok, err := r.get(key)
+	if err != nil || !ok {
+		return NoRevision, err
+	}
+	rev := revisionOf(v)
+	r.known = append(r.known, overlayEntry{key: key, overlayValue: present(v, rev)})
+	return rev, nil
+}
+
 // prepare checks the conditions of each write of group in order and computes its
 // derived writes; a write whose condition fails, or whose preparing fails, gets its
-// own error (p.err) and is left out. It returns the accepted writes merged: a lone
-// accepted write without derived writes is its own batch, as in plainGroup; otherwise
-// each operation is copied once, with its derived writes after it.
+// own error (p.err) and is left out. It returns the accepted writes merged, each
+// write's operations followed by their derived writes.
 func (db *DB) prepare(g *generation, group []*pendingWrite) preparedGroup {
-	var pr preparedGroup
-	r := &groupReader{g: g, log: &db.wlog}
-	if len(group) > 1 {
-		r.group = overlay{}
-	}
-	w := &writeReplay{db: db, r: r, notify: db.subs.any()}
-	type accepted struct {
-		p       *pendingWrite
-		derived []opDerived
-	}
-	var acc []accepted
+	size := 0
 	for _, p := range group {
-		r.local.reset()
-		w.reset(&pr.changes)
-		if err := db.prepareWrite(r, p, w); err != nil {
+		size += len(p.b.Dump())
+	}
+	w := db.committer.replay(db, g)
+	r := w.r
+	if len(group) == 1 {
+		return w.prepareAlone(group[0])
+	}
+	pr := preparedGroup{b: leveldb.MakeBatch(size + 256*len(group))}
+	for i, p := range group {
+		if i > 0 {
+			r.fold()
+		}
+		w.derived.ops = w.derived.ops[:0]
+		if err := w.prepareWrite(p); err != nil {
+			r.local, r.localIdx, r.indexed = r.local[:0], nil, 0
 			p.err = err
-			pr.changes = pr.changes[:w.changesFrom]
 			continue
 		}
-		if r.group != nil {
-			r.local.each(func(k []byte, v overlayValue) { r.group[string(k)] = v })
+		_ = p.b.Replay(pr.b)
+		for _, d := range w.derived.ops {
+			if d.del {
+				pr.b.Delete(d.key)
+			} else {
+				pr.b.Put(d.key, d.value)
+			}
 		}
-		acc = append(acc, accepted{p, w.derived})
 		pr.sync = pr.sync || p.sync
 	}
-	if len(acc) == 1 && len(acc[0].derived) == 0 {
-		pr.b = acc[0].p.b
-		return pr
+	pr.changes, pr.written = w.changes, r
+	return pr
+}
+
+// prepareAlone prepares a group of one write without copying it: its derived writes
+// are appended to its own batch, which restore gives back as it was once written.
+func (w *writeReplay) prepareAlone(p *pendingWrite) preparedGroup {
+	if err := w.prepareWrite(p); err != nil {
+		p.err = err
+		w.r.local = w.r.local[:0]
+		return preparedGroup{b: new(leveldb.Batch)}
 	}
-	pr.b = new(leveldb.Batch)
-	for _, a := range acc {
-		_ = a.p.b.Replay(&copyReplay{out: pr.b, derived: a.derived})
+	n := len(p.b.Dump())
+	for _, d := range w.derived.ops {
+		if d.del {
+			p.b.Delete(d.key)
+		} else {
+			p.b.Put(d.key, d.value)
+		}
+	}
+	pr := preparedGroup{b: p.b, sync: p.sync, changes: w.changes, written: w.r}
+	if len(w.derived.ops) > 0 {
+		pr.restore = func() { _ = p.b.Load(p.b.Dump()[:n]) } // the first n bytes are p's own records
 	}
 	return pr
 }
 
-// prepareWrite checks p's conditions, then computes the derived writes of its
-// operations (w.derived) and its changes to notify. r.local receives every key it
-// writes.
-func (db *DB) prepareWrite(r *groupReader, p *pendingWrite, w *writeReplay) error {
-	for _, c := range p.conds {
-		if r.unchanged(c) {
-			continue
-		}
-		v, ok, err := r.get(c.key)
-		if err != nil {
-			return err
-		}
-		rev := NoRevision
-		if ok {
-			rev = revisionOf(v)
-		}
-		if rev != c.rev {
-			return fmt.Errorf("storage: commit: key %q: %w", c.key, ErrConflict)
-		}
+// replay returns the committer's writeReplay, emptied, to prepare a group on g. Call
+// with the token: one group is prepared at a time, and its buffers are reused.
+func (c *committer) replay(db *DB, g *generation) *writeReplay {
+	w := &c.prep
+	if w.r == nil {
+		w.r = new(groupReader)
 	}
-	_ = p.b.Replay(w)
-	return w.err
+	r := w.r
+	*r = groupReader{g: g, log: &db.wlog, revs: c.revs, local: reuse(r.local), known: reuse(r.known), group: r.group}
+	if len(r.group) > maxReuse {
+		r.group = nil
+	}
+	clear(r.group)
+	*w = writeReplay{db: db, r: r, notify: db.subs.any(), derived: Derived{ops: reuse(w.derived.ops)},
+		changes: reuse(w.changes)}
+	return w
 }
 
-// opDerived is the derived writes of the operation numbered op of a write.
-type opDerived struct {
-	op int
-	b  Batch
+// maxReuse bounds the buffers a committer keeps from one group to the next.
+const maxReuse = 1024
+
+// reuse empties a buffer for the next group, dropping its references to the last
+// group's batches, or drops it if it grew large.
+func reuse[T any](s []T) []T {
+	if cap(s) > maxReuse {
+		return nil
+	}
+	clear(s[:cap(s)])
+	return s[:0]
 }
 
-// writeReplay receives the operations of one write in order: it computes the derived
-// writes of each (derived), records the operation and its derived writes in the
-// reader's local overlay, and appends its change to *changes when notify.
+// writeReplay prepares the writes of a group, one at a time: it receives the
+// operations of each in order, computes their derived writes and records them (and
+// it) in the reader's local overlay.
 type writeReplay struct {
 	db      *DB
 	r       *groupReader
 	notify  bool
-	op      int // operations seen
-	derived []opDerived
-	changes *[]Change
-	// changesFrom is the length of *changes before this write: a failed write's
-	// changes are cut off there.
-	changesFrom int
-	err         error
+	derived Derived  // the derived writes of the write being prepared
+	changes []Change // of the writes accepted so far, and the current one
+	err     error
 }
 
-// reset readies w for the next write of the group.
-func (w *writeReplay) reset(changes *[]Change) {
-	w.op, w.derived, w.err = 0, nil, nil
-	w.changes, w.changesFrom = changes, len(*changes)
+// prepareWrite checks p's conditions and computes the derived writes of its operations
+// (into w.derived) and its changes to notify (appended to w.changes, and removed on
+// error). r.local receives every key it writes.
+func (w *writeReplay) prepareWrite(p *pendingWrite) error {
+	r := w.r
+	for _, c := range p.conds {
+		if r.vouched(c) {
+			continue
+		}
+		rev, err := r.revision(c.key)
+		if err != nil {
+			return err
+		}
+		if rev != c.rev {
+			return fmt.Errorf("storage: commit: key %q: %w", c.key, ErrConflict)
+		}
+		if c.hasVal {
+			if _, seen := r.known.find(c.key); !seen && revisionOf(c.val) == c.rev {
+				r.known = append(r.known, overlayEntry{key: c.key, overlayValue: present(c.val, c.rev)})
+			}
+		}
+	}
+	n := len(w.changes)
+	w.err = nil
+	_ = p.b.Replay(w)
+	if w.err != nil {
+		w.changes = w.changes[:n]
+		return w.err
+	}
+	return nil
 }
 
 func (w *writeReplay) Put(key, value []byte) {
 	if value == nil {
 		value = []byte{}
 	}
-	w.apply(key, value)
+	w.op(key, value)
 }
 
-func (w *writeReplay) Delete(key []byte) { w.apply(key, nil) }
+func (w *writeReplay) Delete(key []byte) { w.op(key, nil) }
 
-// apply handles a put (value non-nil) or a delete (value nil).
-func (w *writeReplay) apply(key, value []byte) {
+// op handles a put (value non-nil) or a delete (value nil).
+func (w *writeReplay) op(key, value []byte) {
 	if w.err != nil {
 		return
 	}
-	op := w.op
-	w.op++
-	var derived Batch
 	if len(key) > 0 {
 		if fn := w.db.derive.get(key[0]); fn != nil {
+			n := len(w.derived.ops)
 			old, _, err := w.r.get(key)
 			if err == nil {
-				err = fn(key, old, value, &Derived{b: &derived})
+				err = fn(key, old, value, &w.derived)
 			}
 			if err != nil {
 				w.err = fmt.Errorf("storage: commit: derived writes of %q: %w", key, err)
 				return
 			}
+			for _, d := range w.derived.ops[n:] {
+				ov := overlayValue{}
+				if !d.del {
+					v := d.value
+					if v == nil {
+						v = []byte{}
+					}
+					ov = present(v, revisionOf(v))
+				}
+				w.r.local = append(w.r.local, overlayEntry{key: d.key, overlayValue: ov})
+			}
 		}
 	}
-	w.r.local.set(key, overlayValue{v: value, present: value != nil})
-	if derived.Len() > 0 {
-		_ = derived.b.Replay(localReplay{&w.r.local})
-		w.derived = append(w.derived, opDerived{op: op, b: derived})
+	ov := overlayValue{}
+	if value != nil {
+		ov = present(value, revisionOf(value))
 	}
+	w.r.local = append(w.r.local, overlayEntry{key: key, overlayValue: ov})
 	if w.notify {
-		c := Change{Key: key, Value: value}
-		if value != nil {
-			c.Rev = revisionOf(value)
-		}
-		*w.changes = append(*w.changes, c)
+		w.changes = append(w.changes, Change{Key: key, Value: value, Rev: ov.rev})
 	}
 }
-
-// copyReplay copies a write's operations to out, each followed by its derived writes.
-type copyReplay struct {
-	out     *leveldb.Batch
-	derived []opDerived // by increasing op
-	op      int
-}
-
-func (c *copyReplay) Put(key, value []byte) {
-	c.out.Put(key, value)
-	c.next()
-}
-
-func (c *copyReplay) Delete(key []byte) {
-	c.out.Delete(key)
-	c.next()
-}
-
-// next appends the derived writes of the operation just copied.
-func (c *copyReplay) next() {
-	if len(c.derived) > 0 && c.derived[0].op == c.op {
-		_ = c.derived[0].b.b.Replay(c.out)
-		c.derived = c.derived[1:]
-	}
-	c.op++
-}
-
-// localReplay records derived writes in a write's overlay.
-type localReplay struct{ o *localOverlay }
-
-func (l localReplay) Put(key, value []byte) {
-	if value == nil {
-		value = []byte{}
-	}
-	l.o.set(key, overlayValue{v: value, present: true})
-}
-
-func (l localReplay) Delete(key []byte) { l.o.set(key, overlayValue{}) }
 
 // notify tells the subscribers about a written group. Call with the committer's token.
 func (db *DB) notify(pr preparedGroup) {

@@ -97,7 +97,7 @@ type Item struct {
 	Value []byte
 	Rev   Revision
 	// stamp is what the LevelDB implementation knew when it read the item (see
-	// Batch.RequireRead); zero from other implementations.
+	// Batch.RequireItem); zero from other implementations.
 	stamp readStamp
 }
 
@@ -107,14 +107,14 @@ type Item struct {
 type Change struct {
 	Key, Value []byte
 	Rev        Revision
-	// stamp makes the change's item (Item) as good as a Read's for RequireRead; zero
+	// stamp makes the change's item (Item) as good as a Read's for RequireItem; zero
 	// from other implementations.
 	stamp readStamp
 }
 
 // Item returns the item a read finds right after the change: value, which is the
 // caller's copy of c.Value (c.Value is only valid during the notification), with c's
-// revision. A write committed on it with Batch.RequireRead is settled without reading
+// revision. A write committed on it with Batch.RequireItem is settled without reading
 // the key again when nothing wrote the key since.
 func (c Change) Item(value []byte) Item { return Item{Value: value, Rev: c.Rev, stamp: c.stamp} }
 
@@ -123,7 +123,7 @@ func (c Change) Item(value []byte) Item { return Item{Value: value, Rev: c.Rev, 
 // entries. old is the value committed before (nil when the key was absent) and new the
 // value being committed (nil for a delete); a present empty value is a non-nil empty
 // slice. It adds the writes to out; they are applied in the same atomic batch, after the
-// write they derive from. Because every implementation calls the one registered
+// batch's own operations (a batch should not itself write keys that its writes derive). Because every implementation calls the one registered
 // function with the committed values, a replica applying a record it did not write
 // recomputes the same derived writes. fn must be deterministic, must not keep old, new
 // or key, and runs in the commit path (keep it quick). An error fails the commit of the
@@ -132,14 +132,22 @@ type DeriveFunc func(key, old, new []byte, out *Derived) error
 
 // Derived collects the derived writes of one put or delete (see DeriveFunc).
 type Derived struct {
-	b *Batch
+	ops []derivedOp
 }
 
-// Put records storing value under key, as part of the commit.
-func (d *Derived) Put(key, value []byte) { d.b.Put(key, value) }
+// derivedOp is one derived write; del makes it a delete.
+type derivedOp struct {
+	key, value []byte
+	del        bool
+}
 
-// Delete records removing key, as part of the commit.
-func (d *Derived) Delete(key []byte) { d.b.Delete(key) }
+// Put records storing value under key, as part of the commit. The slices are kept
+// until the commit is done, not copied: do not modify them.
+func (d *Derived) Put(key, value []byte) { d.ops = append(d.ops, derivedOp{key: key, value: value}) }
+
+// Delete records removing key, as part of the commit. The slice is kept until the
+// commit is done, not copied: do not modify it.
+func (d *Derived) Delete(key []byte) { d.ops = append(d.ops, derivedOp{key: key, del: true}) }
 
 // Put stores value under key through st, unconditionally; sync as for Store.Commit.
 func Put(ctx context.Context, st Store, key, value []byte, sync bool) error {

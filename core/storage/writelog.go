@@ -8,7 +8,7 @@ import (
 )
 
 // writeLog lets the commit goroutine check a condition made from a Read (Batch.
-// RequireRead) without reading the key again: it numbers the groups it writes and
+// RequireItem) without reading the key again: it numbers the groups it writes and
 // remembers, in a fixed table of buckets by key hash, the number of the last group that
 // wrote any key of each bucket. A key read when seq was s is unchanged if its bucket's
 // number is at most s: no group after s wrote it. Keys sharing a bucket only make the

@@ -47,6 +47,8 @@ func Run(t *testing.T, open Opener) {
 		{"DerivedWrites", testDerived},
 		{"DerivedWritesInOneBatch", testDerivedOneBatch},
 		{"DerivedErrorWritesNothing", testDerivedError},
+		{"RequireItem", testRequireItem},
+		{"RevisionsAfterManyWrites", testRevisionsMany},
 		{"SnapshotIsolation", testSnapshot},
 		{"IterationBounds", testIteration},
 		{"ConcurrentCAS", testConcurrentCAS},
@@ -323,6 +325,17 @@ func testDerivedOneBatch(t *testing.T, open Opener) {
 	commit(t, st, &b)
 	wantPostings(t, st, k, "c", "d")
 	wantPostings(t, st, k2, "e")
+	// A batch of many keys, each written twice: each write derives from the one before.
+	b.Reset()
+	for round := range 2 {
+		for i := range 100 {
+			b.Put(key(fmt.Sprint("many", i)), []byte(fmt.Sprintf("r%d,i%d", round, i)))
+		}
+	}
+	commit(t, st, &b)
+	for i := range 100 {
+		wantPostings(t, st, key(fmt.Sprint("many", i)), fmt.Sprintf("i%d", i), "r1")
+	}
 	var wg sync.WaitGroup
 	for i := range 8 {
 		wg.Add(1)
@@ -538,5 +551,82 @@ func testNotifications(t *testing.T, open Opener) {
 	want := []seen{{string(a), "x", revA}, {string(a), "", storage.NoRevision}}
 	if fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Fatalf("notified %+v, want %+v (derived writes are not notified)", got, want)
+	}
+}
+
+// testRequireItem: a condition that carries the value read derives from it; a value
+// that does not have the revision is ignored (the store derives from what is stored),
+// and a stale one is a conflict like Require.
+func testRequireItem(t *testing.T, open Opener) {
+	st := fresh(t, open)
+	st.RegisterDerive(storage.TagObject, derive)
+	k := key("ri")
+	put(t, st, k, "a,b")
+	it := read(t, st, k)
+	var b storage.Batch
+	b.RequireItem(k, it)
+	b.Put(k, []byte("b,c"))
+	commit(t, st, &b)
+	wantPostings(t, st, k, "b", "c")
+	// A lying value (not the revision's): ignored.
+	it = read(t, st, k)
+	b.Reset()
+	b.RequireItem(k, storage.Item{Value: []byte("x,y,z"), Rev: it.Rev})
+	b.Put(k, []byte("d"))
+	commit(t, st, &b)
+	wantPostings(t, st, k, "d")
+	// A stale item: a conflict.
+	b.Reset()
+	b.RequireItem(k, it)
+	b.Put(k, []byte("e"))
+	if err := st.Commit(context.Background(), &b, false); !errors.Is(err, storage.ErrConflict) {
+		t.Fatalf("commit on a stale item: %v, want ErrConflict", err)
+	}
+	wantPostings(t, st, k, "d")
+	// Absent: an Item{} requires absence.
+	b.Reset()
+	b.RequireItem(key("absent"), storage.Item{})
+	b.Put(key("absent"), []byte("f"))
+	commit(t, st, &b)
+	wantPostings(t, st, key("absent"), "f")
+}
+
+// testRevisionsMany writes many keys, unconditionally and conditionally, in one batch
+// and in many, then checks that every key's revision as Read returns it is the one a
+// condition accepts, and an older one is refused: the store's bookkeeping of
+// revisions (if any) never goes stale.
+func testRevisionsMany(t *testing.T, open Opener) {
+	st := fresh(t, open)
+	const n = 300
+	old := make([]storage.Revision, n)
+	var b storage.Batch
+	for i := range n {
+		b.Put(key(strconv.Itoa(i)), []byte("v0"))
+	}
+	commit(t, st, &b)
+	for i := range n {
+		k := key(strconv.Itoa(i))
+		old[i] = read(t, st, k).Rev
+		b.Reset()
+		if i%2 == 0 {
+			b.Require(k, old[i])
+		}
+		if i%3 == 0 {
+			b.Delete(k)
+		} else {
+			b.Put(k, []byte("v1"))
+		}
+		commit(t, st, &b)
+	}
+	for i := range n {
+		k := key(strconv.Itoa(i))
+		b.Reset()
+		b.Require(k, old[i])
+		if err := st.Commit(context.Background(), &b, false); !errors.Is(err, storage.ErrConflict) {
+			t.Fatalf("key %d: a condition on the revision before the last write: %v, want ErrConflict", i, err)
+		}
+		b.Reset()
+		b.Require(k, read(t, st, k).Rev)
+		commit(t, st, &b)
 	}
 }
