@@ -60,11 +60,7 @@ func TestWriteRetriesConflicts(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			db, err := storage.Open(t.TempDir(), storage.Options{NoSync: true})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer db.Close()
+			db := openTestDB(t)
 			var mu sync.Mutex // guards calls
 			calls := 0
 			prov := &testProvider{mods: map[string]map[string]any{"m": {

@@ -28,11 +28,12 @@ type objectDeriver struct {
 //     plus the reap delay; the entry of a fully deleted old record that is replaced or
 //     removed is dropped (the reaper tolerates entries left by older builds).
 func (d objectDeriver) derive(key, old, new []byte, out *storage.Derived) error {
-	prev, err := scanDerived(old)
+	var prevBuf, nextBuf [4]core.IndexEntry // most records have few entries
+	prev, err := scanDerived(old, prevBuf[:0])
 	if err != nil {
 		return fmt.Errorf("kv: derive %q: stored record: %w", key, err)
 	}
-	next, err := scanDerived(new)
+	next, err := scanDerived(new, nextBuf[:0])
 	if err != nil {
 		return fmt.Errorf("kv: derive %q: new record: %w", key, err)
 	}
@@ -80,8 +81,8 @@ type derivedInfo struct {
 
 // scanDerived reads a record's derivedInfo (the zero value for nil) without decoding
 // the rest of it: derive runs in the store's commit path. It refuses what
-// decodeRecord refuses. The entries share data's memory.
-func scanDerived(data []byte) (derivedInfo, error) {
+// decodeRecord refuses. The entries are appended to buf and share data's memory.
+func scanDerived(data []byte, buf []core.IndexEntry) (derivedInfo, error) {
 	if data == nil {
 		return derivedInfo{}, nil
 	}
@@ -90,7 +91,7 @@ func scanDerived(data []byte) (derivedInfo, error) {
 		return derivedInfo{}, fmt.Errorf("%w: version %d", errCorrupt, v)
 	}
 	d.bytes() // clock
-	info := derivedInfo{present: true, allDeleted: true}
+	info := derivedInfo{present: true, allDeleted: true, entries: buf}
 	n := d.count()
 	for i := 0; i < n && d.err == nil; i++ {
 		d.bytes()   // dot actor

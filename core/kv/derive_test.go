@@ -48,11 +48,7 @@ func TestDeriveObject(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			db, err := storage.Open(t.TempDir(), storage.Options{NoSync: true})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer db.Close()
+			db := openTestDB(t)
 			db.RegisterDerive(storage.TagObject, objectDeriver{reapDelay: delay}.derive)
 			k := objectKey(core.DefaultType, "b", "k")
 			for _, v := range [][]byte{tc.old, tc.new} {
@@ -105,7 +101,7 @@ func TestScanDerivedMatchesDecode(t *testing.T) {
 	enc := full.encode()
 	for _, data := range [][]byte{enc, (&record{}).encode(), enc[:len(enc)-1], append(slices.Clone(enc), 0), {2}, {}} {
 		r, derr := decodeRecord(data)
-		info, serr := scanDerived(data)
+		info, serr := scanDerived(data, nil)
 		if (derr == nil) != (serr == nil) {
 			t.Fatalf("%x: decodeRecord %v, scanDerived %v", data, derr, serr)
 		}

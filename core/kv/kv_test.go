@@ -53,6 +53,17 @@ func newTestService(t testing.TB, cfg Config) *Service {
 
 var ctx = context.Background()
 
+// openTestDB opens a fresh store that is closed at the end of the test.
+func openTestDB(t testing.TB) *storage.DB {
+	t.Helper()
+	db, err := storage.Open(t.TempDir(), storage.Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db
+}
+
 func put(t testing.TB, s *Service, bucket, key, value string, clock []byte, idx ...core.IndexEntry) *core.Object {
 	t.Helper()
 	o, err := s.Put(ctx, &PutRequest{Type: core.DefaultType, Bucket: bucket, Key: key, Context: clock,

@@ -1,7 +1,6 @@
 package kv
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -217,7 +216,11 @@ func (s *Service) applyChanges(changes []storage.Change) {
 				s.cache.del(c.Key)
 				continue
 			}
-			s.cache.put(bytes.Clone(c.Key), c.Item(bytes.Clone(c.Value))) // with the stamp that settles a write over it (storage.Batch.RequireItem)
+			buf := make([]byte, len(c.Key)+len(c.Value)) // one allocation for both
+			k, v := buf[:len(c.Key):len(c.Key)], buf[len(c.Key):]
+			copy(k, c.Key)
+			copy(v, c.Value)
+			s.cache.put(k, c.Item(v)) // with the stamp that settles a write over it (storage.Batch.RequireItem)
 		case storage.TagProps, storage.TagType:
 			props = true
 		}
@@ -313,11 +316,14 @@ func (s *Service) readRecordForGet(ctx context.Context, typ, bucket, key string,
 		return decodeRecord(it.Value)
 	}
 	if s.cache == nil || !fill {
-		it, err := s.db.Read(ctx, k)
-		if it.Value == nil || err != nil {
+		v, err := s.db.Get(k) // no revision needed: nothing is cached
+		if errors.Is(err, storage.ErrNotFound) {
+			return nil, nil
+		}
+		if err != nil {
 			return nil, err
 		}
-		return decodeRecord(it.Value)
+		return decodeRecord(v)
 	}
 	mu := s.lock(typ, bucket, key)
 	mu.Lock()

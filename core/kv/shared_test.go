@@ -12,7 +12,6 @@ import (
 	"testing"
 
 	"github.com/cairnkv/cairn/core"
-	"github.com/cairnkv/cairn/core/storage"
 )
 
 // Correctness of the write path rests on the store's conditional commit, not on the
@@ -23,12 +22,9 @@ import (
 // store's invariants and closes everything.
 func twoServices(t *testing.T) (a, b *Service) {
 	t.Helper()
-	db, err := storage.Open(t.TempDir(), storage.Options{NoSync: true})
-	if err != nil {
-		t.Fatal(err)
-	}
+	db := openTestDB(t)
 	quiet := slog.New(slog.DiscardHandler) // sibling warnings are expected
-	a, err = New(db, Config{NodeID: "node-a", Logger: quiet})
+	a, err := New(db, Config{NodeID: "node-a", Logger: quiet})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -42,7 +38,6 @@ func twoServices(t *testing.T) (a, b *Service) {
 		}
 		a.Close()
 		b.Close()
-		db.Close()
 	})
 	return a, b
 }
@@ -290,11 +285,7 @@ func TestSharedStoreCachesFollowCommits(t *testing.T) {
 // TestSharedStoreNodeIDAgreed: services starting on one store without a configured node
 // id agree on the one stored first.
 func TestSharedStoreNodeIDAgreed(t *testing.T) {
-	db, err := storage.Open(t.TempDir(), storage.Options{NoSync: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db := openTestDB(t)
 	ids := make([]string, 8)
 	var wg sync.WaitGroup
 	for i := range ids {
