@@ -33,6 +33,8 @@ type BodyLimits struct {
 //     *BodyTimeoutError (see IsBodyTimeout); the handler answers, and must close the
 //     connection (Connection: close), since the rest of the body is still on the wire.
 //     A 5 GiB upload at a steady rate is never cut off: its deadline moves with it.
+//     A deadline already set is left as it is when the new one would be later by at
+//     most 1/64 of ReadTimeout (rearm): a read may be cut off that much early, never late.
 //   - ReadBody charges the buffers it grows to lim.Memory, and the charge is returned
 //     when the request ends.
 //
@@ -50,12 +52,11 @@ func GuardBody(lim BodyLimits) func(http.Handler) http.Handler {
 			}
 			g := &guardedBody{body: r.Body, lim: &lim, mem: lim.Memory}
 			if lim.ReadTimeout > 0 {
-				g.rc = http.NewResponseController(w)
+				g.rc = *http.NewResponseController(w) // a copy in g: one allocation less
 				// Bounds what net/http reads of a body the handler leaves unread: it
 				// discards up to 256 KiB of it after the handler returns.
-				if g.rc.SetReadDeadline(time.Now().Add(lim.ReadTimeout)) != nil {
-					g.rc = nil
-				}
+				g.armed = time.Now().Add(lim.ReadTimeout)
+				g.deadlines = g.rc.SetReadDeadline(g.armed) == nil
 			}
 			defer g.release()
 			r.Body = g
@@ -69,8 +70,12 @@ func GuardBody(lim BodyLimits) func(http.Handler) http.Handler {
 type guardedBody struct {
 	body io.ReadCloser
 	lim  *BodyLimits
-	// rc sets the connection's read deadline; nil when the writer cannot.
-	rc *http.ResponseController
+	// rc sets the connection's read deadline when deadlines is set (false when the
+	// writer cannot).
+	rc        http.ResponseController
+	deadlines bool
+	// armed is the read deadline last set.
+	armed time.Time
 	// received counts the bytes read; waited is the time spent inside the body's Read.
 	received int64
 	waited   time.Duration
@@ -87,21 +92,37 @@ func (g *guardedBody) Read(p []byte) (int, error) {
 	if g.err != nil {
 		return 0, g.err
 	}
-	if g.rc != nil && g.rc.SetReadDeadline(g.deadline(time.Now())) != nil {
-		g.rc = nil
+	if dl := g.deadline(time.Now()); g.deadlines && rearm(g.armed, dl, g.lim.ReadTimeout) {
+		g.armed = dl
+		if g.rc.SetReadDeadline(dl) != nil {
+			g.deadlines = false
+		}
 	}
 	start := time.Now()
 	n, err := g.body.Read(p)
 	g.waited += time.Since(start)
 	g.received += int64(n)
 	if err != nil {
-		if g.rc != nil && errors.Is(err, os.ErrDeadlineExceeded) {
+		if g.deadlines && errors.Is(err, os.ErrDeadlineExceeded) {
 			err = &BodyTimeoutError{Received: g.received, Waited: g.waited, Err: err}
 		}
 		g.err = err
 	}
 	return n, err
 }
+
+// rearm reports whether a read whose deadline is dl must set it, armed being the
+// deadline already set: when dl is earlier, or later by more than rearmSlack of the
+// timeout. Leaving a slightly earlier deadline armed is stricter, never laxer, and
+// spares the timer update of a read that follows the previous one closely (the one
+// read of a small body comes microseconds after GuardBody armed the deadline).
+func rearm(armed, dl time.Time, timeout time.Duration) bool {
+	return dl.Before(armed) || dl.Sub(armed) > timeout/rearmSlack
+}
+
+// rearmSlack is the fraction of ReadTimeout by which an armed deadline may be earlier
+// than the computed one (30 s: 0.47 s).
+const rearmSlack = 64
 
 // maxRateAllowance caps the wait a large body earns at MinRate (n/MinRate), so the
 // arithmetic cannot overflow; it is far beyond any real transfer.

@@ -328,6 +328,31 @@ func TestBodyDeadline(t *testing.T) {
 	}
 }
 
+// TestRearm: a deadline is set again when it would move earlier, or later by more than
+// 1/64 of the timeout; otherwise the one already set (at most that much earlier) stays.
+func TestRearm(t *testing.T) {
+	t.Parallel()
+	armed := time.Date(2026, 1, 1, 0, 0, 30, 0, time.UTC)
+	const timeout = 30 * time.Second
+	slack := timeout / rearmSlack
+	for _, tc := range []struct {
+		name string
+		dl   time.Time
+		want bool
+	}{
+		{"the same deadline", armed, false},
+		{"a moment later", armed.Add(time.Millisecond), false},
+		{"later by the slack", armed.Add(slack), false},
+		{"later by more than the slack", armed.Add(slack + 1), true},
+		{"earlier (MinRate)", armed.Add(-time.Nanosecond), true},
+		{"much earlier", armed.Add(-timeout), true},
+	} {
+		if got := rearm(armed, tc.dl, timeout); got != tc.want {
+			t.Errorf("%s: rearm %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
+
 // TestGuardBodyLeavesBodilessRequestsAlone: a request without a body is not wrapped (a
 // deadline set now would cut net/http's background read of the connection).
 func TestGuardBodyLeavesBodilessRequestsAlone(t *testing.T) {

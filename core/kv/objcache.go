@@ -48,8 +48,7 @@ type cacheShard struct {
 
 type cacheEntry struct {
 	key string
-	val []byte
-	rev storage.Revision
+	it  storage.Item // the record and its revision (and read stamp, see Batch.RequireItem)
 }
 
 // entryOverhead approximates the memory of one entry beyond its key and value.
@@ -87,8 +86,7 @@ func (c *objectCache) get(k []byte) (storage.Item, bool) {
 	if !ok {
 		return storage.Item{}, false
 	}
-	ce := e.Value.(*cacheEntry)
-	return storage.Item{Value: ce.val, Rev: ce.rev}, true
+	return e.Value.(*cacheEntry).it, true
 }
 
 // gen returns the generation of k's shard, to pass to fill.
@@ -152,7 +150,7 @@ func (c *objectCache) putLocked(s *cacheShard, k []byte, it storage.Item) {
 		delete(s.m, last.Value.(*cacheEntry).key)
 		s.lru.Remove(last)
 	}
-	ent := &cacheEntry{key: string(k), val: v, rev: it.Rev}
+	ent := &cacheEntry{key: string(k), it: it}
 	s.m[ent.key] = s.lru.PushFront(ent)
 	s.size += cost
 }
@@ -176,7 +174,7 @@ func (c *objectCache) del(k []byte) {
 
 func entryCost(e *list.Element) int64 {
 	ce := e.Value.(*cacheEntry)
-	return int64(len(ce.key)+len(ce.val)) + entryOverhead
+	return int64(len(ce.key)+len(ce.it.Value)) + entryOverhead
 }
 
 // bytes returns the cache's current size.

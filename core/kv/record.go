@@ -15,8 +15,9 @@ import (
 // with the dot of the write that created it.
 type record struct {
 	clock vclock.VClock
-	// rawClock is the clock's encoded form as read from storage. Reads hand it to clients
-	// as is; only writes decode it (clockValue), so a GET never decodes and re-encodes.
+	// rawClock is the clock's encoded form as read from storage or as encode wrote it.
+	// Reads hand it to clients as is; only writes decode it (clockValue), so a GET never
+	// decodes and re-encodes.
 	rawClock []byte
 	siblings []storedSibling
 }
@@ -58,8 +59,12 @@ const recordVersion = 1
 
 var errCorrupt = errors.New("kv: corrupt object record")
 
+// encode returns the record's stored form. The clock is written straight into it, and
+// r.rawClock is set to those bytes of the (immutable) result, so that r.object hands them
+// to clients without encoding the clock again.
 func (r *record) encode() []byte {
-	n := 16 + 32*len(r.clock)
+	clkLen := r.clock.EncodedLen()
+	n := 16 + clkLen
 	for i := range r.siblings {
 		s := &r.siblings[i]
 		n += 64 + len(s.Value) + len(s.ContentType) + len(s.Charset) + len(s.Encoding) + len(s.VTag) + len(s.dot.Actor)
@@ -75,8 +80,10 @@ func (r *record) encode() []byte {
 	}
 	b := make([]byte, 0, n)
 	b = append(b, recordVersion)
-	clk := r.clock.Encode()
-	b = appendBytes(b, clk)
+	b = binary.AppendUvarint(b, uint64(clkLen))
+	clkStart := len(b)
+	b = r.clock.AppendEncode(b)
+	clkEnd := len(b)
 	b = binary.AppendUvarint(b, uint64(len(r.siblings)))
 	for i := range r.siblings {
 		s := &r.siblings[i]
@@ -110,6 +117,7 @@ func (r *record) encode() []byte {
 		}
 		b = appendBytes(b, s.Value)
 	}
+	r.rawClock = b[clkStart:clkEnd:clkEnd]
 	return b
 }
 

@@ -220,7 +220,7 @@ func (s *Service) applyChanges(changes []storage.Change) {
 			k, v := buf[:len(c.Key):len(c.Key)], buf[len(c.Key):]
 			copy(k, c.Key)
 			copy(v, c.Value)
-			s.cache.put(k, storage.Item{Value: v, Rev: c.Rev})
+			s.cache.put(k, c.Item(v)) // with the stamp that settles a write over it (storage.Batch.RequireItem)
 		case storage.TagProps, storage.TagType:
 			props = true
 		}

@@ -1,6 +1,8 @@
 package kvapi
 
 import (
+	"context"
+	"net"
 	"net/http"
 	"net/netip"
 
@@ -18,6 +20,15 @@ func withClient(next http.Handler) http.Handler {
 		}
 		next.ServeHTTP(w, r)
 	})
+}
+
+// ConnContext is an http.Server's ConnContext for the KV interface: it names the client
+// (as withClient would) once per connection, in the context every request on that
+// connection starts from, so that requests on a kept-alive connection do not each parse
+// the address and copy the request to carry it. r.RemoteAddr is this address, so the
+// identity is the one withClient gives; an authenticated user still replaces it.
+func ConnContext(ctx context.Context, c net.Conn) context.Context {
+	return core.WithClient(ctx, clientAddr(c.RemoteAddr().String()))
 }
 
 // clientAddr is the identity of the client at remote (host:port): its IPv4 address,

@@ -86,7 +86,7 @@ func (a *API) postCounter(w http.ResponseWriter, r *http.Request, l loc) error {
 	if err != nil {
 		return err
 	}
-	if q.Get("returnvalue") != "true" {
+	if q.get("returnvalue") != "true" {
 		writeEmpty(w, http.StatusNoContent, "text/plain")
 		return nil
 	}

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"net/url"
 	"time"
 
 	"github.com/cairnkv/cairn/core/httpx"
@@ -31,16 +30,16 @@ type listParams struct {
 
 // parseListParams reads the listing mode from param (keys or buckets), the old API's
 // props flag and the timeout, answering the reference's 400 for a bad timeout.
-func parseListParams(q url.Values, param string) (listParams, error) {
-	p := listParams{props: q.Get("props") != "false"}
-	switch v := q.Get(param); v {
+func parseListParams(q *queryArgs, param string) (listParams, error) {
+	p := listParams{props: q.get("props") != "false"}
+	switch v := q.get(param); v {
 	case "true", "stream":
 		p.mode = v
 	}
-	if v, ok := q["timeout"]; ok {
-		d, ok := parseTimeout(v[0], 0)
+	if v, ok := q.lookup("timeout"); ok {
+		d, ok := parseTimeout(v, 0)
 		if !ok {
-			return p, badRequest(wire.TimeoutError(v[0]))
+			return p, badRequest(wire.TimeoutError(v))
 		}
 		p.timeout = d
 	}

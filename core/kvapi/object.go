@@ -5,7 +5,6 @@ import (
 	"encoding/base64"
 	"errors"
 	"net/http"
-	"net/url"
 	"strconv"
 	"time"
 
@@ -97,9 +96,9 @@ func (a *API) getObject(w http.ResponseWriter, r *http.Request, l loc) error {
 	if err != nil {
 		return err
 	}
-	if vtag, ok := q["vtag"]; ok {
+	if vtag, ok := q.lookup("vtag"); ok {
 		for i := range obj.Siblings {
-			if obj.Siblings[i].VTag == vtag[0] {
+			if obj.Siblings[i].VTag == vtag {
 				return a.writeValue(w, r, l, obj, &obj.Siblings[i], http.StatusOK)
 			}
 		}
@@ -112,14 +111,6 @@ func (a *API) getObject(w http.ResponseWriter, r *http.Request, l loc) error {
 		return a.writeValue(w, r, l, obj, &obj.Siblings[0], http.StatusOK)
 	}
 	return a.writeSiblings(w, r, l, obj, http.StatusMultipleChoices)
-}
-
-// query parses the query string; a request without one costs no allocation.
-func query(r *http.Request) url.Values {
-	if r.URL.RawQuery == "" {
-		return nil
-	}
-	return r.URL.Query()
 }
 
 // tombstoneError is the answer to a fetch or delete of a deleted-but-visible object: 404

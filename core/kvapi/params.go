@@ -2,7 +2,6 @@ package kvapi
 
 import (
 	"context"
-	"net/url"
 	"strconv"
 	"time"
 
@@ -22,12 +21,12 @@ type params struct {
 // parseParams validates the quorum, boolean and timeout parameters, answering the
 // reference's 400 messages (checked in the reference's order: timeout, then quorums,
 // then booleans).
-func parseParams(q url.Values) (params, error) {
+func parseParams(q *queryArgs) (params, error) {
 	var p params
-	if v, ok := q["timeout"]; ok {
-		d, ok := parseTimeout(v[0], 1)
+	if v, ok := q.lookup("timeout"); ok {
+		d, ok := parseTimeout(v, 1)
 		if !ok {
-			return p, badRequest(wire.TimeoutError(v[0]))
+			return p, badRequest(wire.TimeoutError(v))
 		}
 		p.timeout = d
 	}
@@ -36,8 +35,8 @@ func parseParams(q url.Values) (params, error) {
 		dst  *core.Quorum
 	}{{"r", &p.r}, {"pr", &p.pr}, {"w", &p.w}, {"dw", &p.dw}, {"rw", &p.rw}, {"pw", &p.pw}} {
 		*qp.dst = core.QuorumDefault
-		if v, ok := q[qp.name]; ok {
-			qv, ok := core.ParseQuorum(v[0])
+		if v, ok := q.lookup(qp.name); ok {
+			qv, ok := core.ParseQuorum(v)
 			if !ok {
 				return p, badRequest(wire.QuorumParamError(qp.name))
 			}
@@ -45,13 +44,13 @@ func parseParams(q url.Values) (params, error) {
 		}
 	}
 	for _, name := range []string{"basic_quorum", "notfound_ok", "asis"} {
-		if v, ok := q[name]; ok {
-			if _, _, ok := wire.ParseBoolParam(v[0]); !ok {
+		if v, ok := q.lookup(name); ok {
+			if _, _, ok := wire.ParseBoolParam(v); !ok {
 				return p, badRequest(wire.BoolParamError(name))
 			}
 		}
 	}
-	p.returnBody = q.Get("returnbody") == "true"
+	p.returnBody = q.get("returnbody") == "true"
 	return p, nil
 }
 

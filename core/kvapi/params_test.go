@@ -26,7 +26,8 @@ func TestTimeoutParamsBounded(t *testing.T) {
 		{"-1", -1, -1, `Bad timeout value "-1"` + "\n"},
 	}
 	for _, tt := range tests {
-		q := url.Values{"timeout": {tt.v}}
+		q := &queryArgs{}
+		q.parse("timeout=" + url.QueryEscape(tt.v))
 		p, err := parseParams(q)
 		checkTimeout(t, "object "+tt.v, p.timeout, err, tt.object, tt.wantErrTxt)
 		lp, err := parseListParams(q, "keys")

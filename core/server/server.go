@@ -238,6 +238,7 @@ func (s *Server) Start() error {
 	limits.TLS = s.kvCert.config()
 	s.kvLn = httpx.LimitListener(ln, limits)
 	s.kvSrv = s.httpServer(s.handler, s.kvLn)
+	s.kvSrv.ConnContext = kvapi.ConnContext // the client's identity, once per connection
 	s.serveOn(s.kvSrv, s.kvLn)
 	if s3ln != nil {
 		limits.Refusal, limits.NewRefusal = nil, s.s3API.BusyResponse

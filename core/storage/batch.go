@@ -12,12 +12,14 @@ type Batch struct {
 }
 
 // condition is one Require: the batch applies only if key's revision is still rev.
-// val, when hasVal, is the value of that revision (RequireItem).
+// val, when hasVal, is the value of that revision (RequireItem); stamp, what the
+// LevelDB implementation knew when it read the item (writelog.go).
 type condition struct {
 	key    []byte
 	rev    Revision
 	val    []byte
 	hasVal bool
+	stamp  readStamp
 }
 
 // NewBatch returns an empty batch.
@@ -40,10 +42,12 @@ func (b *Batch) Require(key []byte, rev Revision) {
 // revision, it.Value, as the caller read it: the store then computes the derived writes
 // of the batch's writes of key from it instead of reading key again. A value that does
 // not have revision it.Rev is ignored. it.Value is not copied: the caller must not
-// modify it until the commit returns.
+// modify it until the commit returns. With the item of a Read (or of a notified
+// change, Change.Item) of this store, the LevelDB implementation also settles the
+// condition without reading key when nothing wrote the key since (writelog.go).
 func (b *Batch) RequireItem(key []byte, it Item) {
 	b.conds = append(b.conds, condition{key: append([]byte(nil), key...), rev: it.Rev, val: it.Value,
-		hasVal: it.Rev.Exists()})
+		hasVal: it.Rev.Exists(), stamp: it.stamp})
 }
 
 // Len returns the number of operations recorded (conditions are not operations).

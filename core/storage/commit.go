@@ -118,11 +118,13 @@ func (db *DB) writeGroup(group []*pendingWrite) error {
 	}
 	if err := db.writeLocked(g, pr.b, pr.sync); err != nil {
 		db.committer.forget()
+		db.wlog.fail()
 		return err
 	}
 	if pr.written != nil {
 		db.committer.remember(pr.written)
 	}
+	db.wlog.record(pr.b, pr.changes, g.id)
 	db.notify(pr)
 	return nil
 }

@@ -45,6 +45,7 @@ type DB struct {
 	closed   bool
 
 	committer committer
+	wlog      writeLog    // the committed groups, for RequireItem's conditions
 	derive    derivers    // RegisterDerive's functions
 	subs      subscribers // Subscribe's callbacks
 
@@ -191,17 +192,30 @@ func (db *DB) writableLocked(op string) (*generation, error) {
 // Get returns the value stored under key, or ErrNotFound. The returned slice belongs to
 // the caller.
 func (db *DB) Get(key []byte) ([]byte, error) {
+	v, found, _, err := db.get(key)
+	if err == nil && !found {
+		return nil, wrap("get", leveldb.ErrNotFound)
+	}
+	return v, err
+}
+
+// get reads key from the current generation, which it returns; found is false (and
+// err nil) when key is absent, so that a miss costs no error value.
+func (db *DB) get(key []byte) (v []byte, found bool, g *generation, err error) {
 	db.mu.RLock()
 	defer db.mu.RUnlock()
-	g, err := db.readableLocked("get")
+	g, err = db.readableLocked("get")
 	if err != nil {
-		return nil, err
+		return nil, false, nil, err
 	}
-	v, err := g.ldb.Get(key, nil)
-	if err != nil {
-		return nil, wrap("get", err)
+	v, err = g.ldb.Get(key, nil)
+	switch {
+	case err == nil:
+		return v, true, g, nil
+	case errors.Is(err, leveldb.ErrNotFound):
+		return nil, false, g, nil
 	}
-	return v, nil
+	return nil, false, nil, wrap("get", err)
 }
 
 // Has reports whether key exists.

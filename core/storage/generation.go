@@ -12,7 +12,11 @@ import (
 // generation is one opening of the LevelDB files. A DB starts with one and replaces it
 // when it recovers from a failed write (heal.go); the iterators and snapshots taken
 // from a generation are counted, so that it is closed only once none is left.
+// generations numbers the generations opened in this process.
+var generations atomic.Uint64
+
 type generation struct {
+	id  uint64 // unique in the process (generations): read stamps name it
 	ldb *leveldb.DB
 	fs  *fileStorage
 	// readOnly: opened read-only because opening for writing failed (a full disk);
@@ -44,7 +48,7 @@ func openGeneration(dir string, o Options, recover, readOnly bool) (*generation,
 		_ = fs.Close()
 		return nil, err
 	}
-	return &generation{ldb: ldb, fs: fs, readOnly: readOnly && !o.ReadOnly, idle: make(chan struct{}, 1)}, nil
+	return &generation{id: generations.Add(1), ldb: ldb, fs: fs, readOnly: readOnly && !o.ReadOnly, idle: make(chan struct{}, 1)}, nil
 }
 
 // close closes the LevelDB, then its storage (which releases the directory lock).

@@ -110,17 +110,19 @@ func (s *subscribers) any() bool { return s.list.Load() != nil }
 
 // Read returns the value stored under key with its revision (see Store.Read).
 func (db *DB) Read(ctx context.Context, key []byte) (Item, error) {
-	v, err := db.Get(key)
-	switch {
-	case errors.Is(err, ErrNotFound):
-		return Item{}, nil
-	case err != nil:
+	st := db.wlog.stamp(key) // before the read: see writeLog
+	v, found, g, err := db.get(key)
+	if err != nil {
 		return Item{}, err
+	}
+	st.gen = g.id
+	if !found {
+		return Item{stamp: st}, nil
 	}
 	if v == nil {
 		v = []byte{}
 	}
-	return Item{Value: v, Rev: revisionOf(v)}, nil
+	return Item{Value: v, Rev: revisionOf(v), stamp: st}, nil
 }
 
 // Commit applies b if its conditions hold (see Store.Commit). ctx is checked before the
@@ -257,6 +259,7 @@ func (o smallOverlay) find(key []byte) (overlayValue, bool) {
 // its conditions vouched for (known), then the DB.
 type groupReader struct {
 	g            *generation
+	log          *writeLog           // DB.wlog: vouches for conditions made from a read (vouched)
 	revs         map[string]Revision // committer.revs
 	local, known smallOverlay
 	group        map[string]overlayValue // nil until a second member is prepared
@@ -327,6 +330,29 @@ func (r *groupReader) get(key []byte) ([]byte, bool, error) {
 		v = []byte{}
 	}
 	return v, true, nil
+}
+
+// vouched reports whether c holds without reading its key: it carries the stamp of a
+// read of this store (RequireItem with the item of a Read or a notified change), no
+// earlier write of the group touched the key, and the write log vouches that no
+// committed group did since the read. The value read then stands for the key's current
+// one (known) for the derived writes.
+func (r *groupReader) vouched(c condition) bool {
+	if c.stamp.log == nil || c.stamp.gen != r.g.id {
+		return false
+	}
+	if _, ok := r.lookup(c.key); ok {
+		return false
+	}
+	if !r.log.unchanged(c.key, c.stamp) {
+		return false
+	}
+	ov := overlayValue{} // absent
+	if c.rev.Exists() {
+		ov = present(c.val, c.rev)
+	}
+	r.known = append(r.known, overlayEntry{key: c.key, overlayValue: ov})
+	return true
 }
 
 // revision returns key's current revision as the group leaves it, from the overlays,
@@ -417,7 +443,7 @@ func (c *committer) replay(db *DB, g *generation) *writeReplay {
 		w.r = new(groupReader)
 	}
 	r := w.r
-	*r = groupReader{g: g, revs: c.revs, local: reuse(r.local), known: reuse(r.known), group: r.group}
+	*r = groupReader{g: g, log: &db.wlog, revs: c.revs, local: reuse(r.local), known: reuse(r.known), group: r.group}
 	if len(r.group) > maxReuse {
 		r.group = nil
 	}
@@ -458,6 +484,9 @@ type writeReplay struct {
 func (w *writeReplay) prepareWrite(p *pendingWrite) error {
 	r := w.r
 	for _, c := range p.conds {
+		if r.vouched(c) {
+			continue
+		}
 		rev, err := r.revision(c.key)
 		if err != nil {
 			return err

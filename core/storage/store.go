@@ -96,6 +96,9 @@ func (r Revision) String() string { return fmt.Sprintf("%016x%016x", r.hi, r.lo)
 type Item struct {
 	Value []byte
 	Rev   Revision
+	// stamp is what the LevelDB implementation knew when it read the item (see
+	// Batch.RequireItem); zero from other implementations.
+	stamp readStamp
 }
 
 // Change is one committed put or delete of a key, as Subscribe reports it. Value is nil
@@ -104,7 +107,16 @@ type Item struct {
 type Change struct {
 	Key, Value []byte
 	Rev        Revision
+	// stamp makes the change's item (Item) as good as a Read's for RequireItem; zero
+	// from other implementations.
+	stamp readStamp
 }
+
+// Item returns the item a read finds right after the change: value, which is the
+// caller's copy of c.Value (c.Value is only valid during the notification), with c's
+// revision. A write committed on it with Batch.RequireItem is settled without reading
+// the key again when nothing wrote the key since.
+func (c Change) Item(value []byte) Item { return Item{Value: value, Rev: c.Rev, stamp: c.stamp} }
 
 // DeriveFunc computes the derived writes of one committed put or delete of key: the
 // entries that follow from the record, such as secondary-index postings and reap-queue

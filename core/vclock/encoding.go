@@ -38,6 +38,35 @@ func (c VClock) Encode() []byte {
 	return c.AppendEncode(b)
 }
 
+// EncodedLen returns the length of c's binary form (len(c.Encode()), computed without
+// encoding), so that a caller can write a length prefix and then AppendEncode.
+func (c VClock) EncodedLen() int {
+	n := 1 + uvarintLen(uint64(len(c)))
+	for _, e := range c {
+		n += uvarintLen(uint64(len(e.Actor))) + len(e.Actor) + uvarintLen(e.Counter) + varintLen(e.Timestamp)
+	}
+	return n
+}
+
+// uvarintLen is the length of x as binary.AppendUvarint writes it.
+func uvarintLen(x uint64) int {
+	n := 1
+	for x >= 0x80 {
+		x >>= 7
+		n++
+	}
+	return n
+}
+
+// varintLen is the length of x as binary.AppendVarint writes it (zig-zag encoded).
+func varintLen(x int64) int {
+	ux := uint64(x) << 1
+	if x < 0 {
+		ux = ^ux
+	}
+	return uvarintLen(ux)
+}
+
 // AppendEncode appends the binary form of c to dst.
 func (c VClock) AppendEncode(dst []byte) []byte {
 	dst = append(dst, formatVersion)

@@ -153,6 +153,29 @@ func TestEncodeDecode(t *testing.T) {
 	}
 }
 
+// TestEncodedLen: EncodedLen is the length Encode writes, across the varint boundaries
+// of the entry count, actor lengths, counters and (negative) timestamps.
+func TestEncodedLen(t *testing.T) {
+	many := make(VClock, 130)
+	for i := range many {
+		many[i] = Entry{Actor: fmt.Sprintf("a%04d", i), Counter: 1, Timestamp: 1}
+	}
+	for _, tc := range []struct {
+		name string
+		c    VClock
+	}{
+		{"empty", nil},
+		{"small", vc(Entry{"n1", 1, 0})},
+		{"varint boundaries", vc(Entry{"a", 127, 63}, Entry{"b", 128, 64}, Entry{"c", 1 << 14, -64}, Entry{"d", 1<<14 - 1, -65})},
+		{"extremes", vc(Entry{strings.Repeat("x", MaxActorLen), math.MaxUint64, math.MinInt64}, Entry{"y", 1, math.MaxInt64})},
+		{"130 entries", many},
+	} {
+		if got, want := tc.c.EncodedLen(), len(tc.c.Encode()); got != want {
+			t.Errorf("%s: EncodedLen %d, Encode writes %d bytes", tc.name, got, want)
+		}
+	}
+}
+
 func TestDecodeRejects(t *testing.T) {
 	good := vc(Entry{"a", 1, 1}, Entry{"b", 2, 2}).Encode()
 	bad := map[string][]byte{
@@ -187,6 +210,9 @@ func FuzzDecode(f *testing.F) {
 		// Whatever decodes is canonical: re-encoding gives back the same bytes.
 		if len(b) > 0 && !bytes.Equal(c.Encode(), b) {
 			t.Fatalf("Decode(%x) = %v re-encodes to %x", b, c, c.Encode())
+		}
+		if len(b) > 0 && c.EncodedLen() != len(b) {
+			t.Fatalf("Decode(%x) = %v: EncodedLen %d, encoding has %d bytes", b, c, c.EncodedLen(), len(b))
 		}
 		for i := 1; i < len(c); i++ {
 			if c[i-1].Actor >= c[i].Actor {
