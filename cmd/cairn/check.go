@@ -17,15 +17,9 @@ import (
 	"github.com/cairnkv/cairn/core/storage"
 )
 
-// openOffline opens the store of a data directory that no server is using, for the
-// offline commands. The returned function closes the service and the store.
-func openOffline(dataDir string, stderr io.Writer) (*kv.Service, func(), error) {
-	svc, _, closeStore, err := openOfflineDB(dataDir, false, stderr)
-	return svc, closeStore, err
-}
-
-// openOfflineDB is openOffline that also returns the store. With readOnly, the store
-// must exist and nothing in dataDir is created or changed.
+// openOfflineDB opens the store of a data directory that no server is using, for the
+// offline commands, and the KV service over it; the returned function closes both. With
+// readOnly, the store must exist and nothing in dataDir is created or changed.
 func openOfflineDB(dataDir string, readOnly bool, stderr io.Writer) (*kv.Service, storage.Store, func(), error) {
 	if readOnly {
 		if err := storeExists(dataDir); err != nil {
