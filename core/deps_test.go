@@ -9,8 +9,9 @@ import (
 // TestDependencyRule enforces the package map of the design notes on the direct imports
 // of every non-test package:
 //   - only core/storage imports goleveldb;
-//   - only the HTTP packages (core/kvapi, core/s3api, core/httpx, core/server) and
-//     commands import net/http or gorilla/mux; core/kvapi/wire stays free of them;
+//   - only the HTTP packages (core/kvapi, core/s3api, core/httpx, core/server), the
+//     in-process HTTP test harness core/coretest and commands import net/http or
+//     gorilla/mux; core/kvapi/wire stays free of them;
 //   - core never imports plugins; sdk never imports core or plugins;
 //   - the core package itself imports only the standard library;
 //   - core/security imports only the standard library and core/storage.
@@ -22,6 +23,7 @@ func TestDependencyRule(t *testing.T) {
 	const mod = "github.com/cairnkv/cairn"
 	httpPkgs := map[string]bool{
 		mod + "/core/kvapi": true, mod + "/core/s3api": true, mod + "/core/httpx": true, mod + "/core/server": true,
+		mod + "/core/coretest": true, // the in-process HTTP test harness over core/server
 	}
 	checked := 0
 	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
