@@ -52,10 +52,10 @@ func TestMain(m *testing.M) {
 	os.Exit(runTests(m))
 }
 
-// runTests builds the binary (plainly: the race detector runs in the test process) and
-// runs the tests. CAIRN_E2E_BINARY=path runs them against a binary built elsewhere
-// instead, for example with -race to look for data races in the server under the
-// suite's load.
+// runTests builds the binary (plainly: the race detector runs in the test process, and
+// in the servers that run there) for the tests that need a process, and runs the tests.
+// CAIRN_E2E_BINARY=path uses a binary built elsewhere instead (with
+// CAIRN_E2E_PROCESS=1, for every test).
 func runTests(m *testing.M) int {
 	dir, err := os.MkdirTemp("", "cairn-e2e-bin-")
 	if err != nil {
