@@ -105,7 +105,8 @@ type serverOpts struct {
 	tlsRoots *x509.CertPool
 	// process runs the real binary as a child process instead of in the test's
 	// process: for tests that signal (other than a graceful stop), kill or measure the
-	// process, or give it a working directory (dir).
+	// process, or compile WebAssembly modules under tight timeouts (see inProcess for
+	// the cases that imply it).
 	process bool
 }
 
