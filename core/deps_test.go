@@ -36,11 +36,13 @@ var layers = [][]string{
 	{"core/kvapi", "core/s3api"},
 	// Handlers, middleware and listeners.
 	{"core/server"},
+	// The in-process HTTP test harness over core/server.
+	{"core/coretest"},
 }
 
 // httpPkgs are the packages that may import net/http and gorilla/mux (and so reach
 // them); commands may too.
-var httpPkgs = []string{"core/kvapi", "core/s3api", "core/httpx", "core/server"}
+var httpPkgs = []string{"core/kvapi", "core/s3api", "core/httpx", "core/server", "core/coretest"}
 
 // httpVia names, for a core package outside httpPkgs, the third-party packages through
 // which it may reach net/http without serving HTTP itself: Prometheus's client links

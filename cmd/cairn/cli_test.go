@@ -262,7 +262,7 @@ func TestLogLevel(t *testing.T) {
 // server waits for it, answers it, then exits 0 with the value stored.
 func TestShutdownFinishesInFlightRequests(t *testing.T) {
 	t.Parallel()
-	s := startServer(t)
+	s := startProcess(t)
 	pr, pw := io.Pipe()
 	req, _ := http.NewRequest("PUT", s.URL+"/buckets/b/keys/slow", pr)
 	req.Header.Set("Content-Type", "text/plain")

@@ -10,12 +10,14 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/cairnkv/cairn/core/coretest"
 )
 
 // postCounter POSTs a counter update the way curl -d does (form Content-Type).
 func (s *child) postCounter(t testing.TB, path, body string, h ...string) *resp {
 	t.Helper()
-	if !hasHeader(h, "Content-Type") {
+	if !coretest.HasHeader(h, "Content-Type") {
 		h = append(h, "Content-Type", "application/x-www-form-urlencoded")
 	}
 	return s.do(t, http.MethodPost, path, h, body)

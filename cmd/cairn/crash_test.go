@@ -24,7 +24,7 @@ type crashWrite struct {
 
 func TestCrashRecovery(t *testing.T) {
 	t.Parallel()
-	s := startServer(t)
+	s := startProcess(t)
 	// A client of its own: the kill breaks its connections.
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64, DisableCompression: true}, Timeout: 10 * time.Second}
 	put := func(base, path, value string) bool {

@@ -388,7 +388,7 @@ func checkDocFile(t *testing.T, path, root string) {
 		t.Fatalf("%s: %v", path, err)
 	}
 	needTools(t, path, page)
-	s := startServer(t)
+	s := startProcess(t) // as a user runs it; the examples register WebAssembly modules
 	id, secret := adminCred(t, s)
 	dir, _ := filepath.Abs(filepath.Dir(path))
 	if root != "" {

@@ -30,7 +30,7 @@ func exampleWASM(t testing.TB, dir string) string {
 // on a running server and named in bucket properties.
 func TestExampleHooksThroughServer(t *testing.T) {
 	t.Parallel()
-	s := startServer(t)
+	s := startProcess(t) // WebAssembly modules compile slowly under -race in process
 	jsonCT := hdr{"Content-Type", "application/json"}
 
 	t.Run("go/email-precommit", func(t *testing.T) {
@@ -100,7 +100,7 @@ func vmKB(t testing.TB, pid int, field string) int {
 // meanwhile, and its memory stays within the instances' caps plus a margin.
 func TestMaliciousModuleContained(t *testing.T) {
 	t.Parallel()
-	s := startServer(t)
+	s := startProcess(t) // its memory is measured
 	putModule(t, s, "evil", exampleWASM(t, "c/malicious"), 201)
 	for _, fun := range []string{"ok", "spin", "bomb", "deep"} {
 		s.setProps(t, "evil-"+fun, `{"precommit":[{"mod":"evil","fun":"`+fun+`"}]}`)
@@ -178,7 +178,7 @@ func TestMaliciousModuleContained(t *testing.T) {
 // logs one audit line, and the client never waits for it.
 func TestAuditPostcommit(t *testing.T) {
 	t.Parallel()
-	s := startServer(t)
+	s := startProcess(t) // WebAssembly modules compile slowly under -race in process
 	putModule(t, s, "audit", exampleWASM(t, "c/audit-postcommit"), 201)
 	s.setProps(t, "users", `{"postcommit":[{"mod":"audit","fun":"audit"}]}`)
 	expect(t, s.do(t, "PUT", "/buckets/users/keys/u1", hdr{"Content-Type", "application/json"}, `{"name":"Alice"}`), 204, nil)

@@ -109,7 +109,7 @@ func TestCheckWithoutStore(t *testing.T) {
 // leaves every file, mode and modification time as it was: it opens the store read-only.
 func TestCheckChangesNothing(t *testing.T) {
 	t.Parallel()
-	s := startServer(t, "--delete-reap-delay", "1h")
+	s := startProcess(t, "--delete-reap-delay", "1h")
 	s.mustPut(t, "/buckets/b/keys/kept", "kept")
 	s.mustPut(t, "/buckets/b/keys/gone", "gone")
 	expect(t, s.do(t, "DELETE", "/buckets/b/keys/gone", nil, ""), 204, nil)

@@ -1,7 +1,12 @@
 package main
 
-// End-to-end test harness: TestMain builds the real binary once; startServer runs it as a
-// child process on a free port and a fresh (or given) data directory.
+// End-to-end test harness. startServer runs Cairn on free ports and a fresh (or given)
+// data directory: in this test process by default (run, the binary's own entry point
+// after main, in a goroutine, with the flags, environment and output a process would
+// get), or as a child process of the real binary (built once by TestMain) when the test
+// asks for one with serverOpts.process, because it signals, kills or measures the
+// process, or changes its working directory. CAIRN_E2E_PROCESS=1 runs every test
+// against the binary.
 
 import (
 	"bufio"
@@ -13,7 +18,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/textproto"
 	"os"
@@ -26,6 +30,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/cairnkv/cairn/core/coretest"
 )
 
 // testVersion is linked into the test binary, so `cairn version` and the start-up line
@@ -35,17 +41,21 @@ const testVersion = "0.0.0-e2e"
 // cairnBin is the path of the binary under test.
 var cairnBin string
 
+// allProcesses is set by CAIRN_E2E_PROCESS=1: every server runs as a child process.
+var allProcesses = os.Getenv("CAIRN_E2E_PROCESS") == "1"
+
 var update = flag.Bool("update", false, "rewrite the golden transcripts in testdata/golden")
 
 func TestMain(m *testing.M) {
 	flag.Parse()
+	buildVersion = testVersion // what the binary is linked with, for in-process servers
 	os.Exit(runTests(m))
 }
 
-// runTests builds the binary (plainly: the race detector runs in the test process) and
-// runs the tests. CAIRN_E2E_BINARY=path runs them against a binary built elsewhere
-// instead, for example with -race to look for data races in the server under the
-// suite's load.
+// runTests builds the binary (plainly: the race detector runs in the test process, and
+// in the servers that run there) for the tests that need a process, and runs the tests.
+// CAIRN_E2E_BINARY=path uses a binary built elsewhere instead (with
+// CAIRN_E2E_PROCESS=1, for every test).
 func runTests(m *testing.M) int {
 	dir, err := os.MkdirTemp("", "cairn-e2e-bin-")
 	if err != nil {
@@ -75,22 +85,7 @@ func runTests(m *testing.M) int {
 }
 
 // syncBuffer is a goroutine-safe output capture.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
+type syncBuffer = coretest.LogBuffer
 
 // serverOpts describes how to run the child.
 type serverOpts struct {
@@ -108,6 +103,27 @@ type serverOpts struct {
 	// tlsRoots, when set, are the roots the harness trusts talking to a child that
 	// serves TLS (started with --kv-tls-cert or --s3-tls-cert).
 	tlsRoots *x509.CertPool
+	// process runs the real binary as a child process instead of in the test's
+	// process: for tests that signal (other than a graceful stop), kill or measure the
+	// process, or compile WebAssembly modules under tight timeouts (see inProcess for
+	// the cases that imply it).
+	process bool
+}
+
+// inProcess says whether a server described by o runs in the test's process: unless
+// the test asks for a process, gives a working directory, or sets variables other than
+// CAIRN_* ones (which only the configuration reads; others reach the standard library,
+// TLS roots for one, and plugin processes only through a process's environment).
+func (o serverOpts) inProcess() bool {
+	if o.process || o.dir != "" || allProcesses {
+		return false
+	}
+	for _, kv := range o.env {
+		if !strings.HasPrefix(kv, "CAIRN_") {
+			return false
+		}
+	}
+	return true
 }
 
 // child is one running server process.
@@ -126,11 +142,16 @@ type child struct {
 	tlsMu      sync.Mutex // guards tlsClients
 	tlsClients map[*http.Client]*http.Client
 
-	cmd     *exec.Cmd
+	cmd     *exec.Cmd // the child process (nil in process)
 	stdout  *syncBuffer
 	stderr  *syncBuffer
 	waited  chan struct{}
 	waitErr error
+	// stopRun ends an in-process server as SIGTERM ends the process (nil for a child
+	// process); code is run's exit status, set before waited is closed.
+	stopRun context.CancelFunc
+	code    int
+	copied  chan struct{} // closed once the server's standard output is drained
 }
 
 var (
@@ -138,12 +159,19 @@ var (
 	s3ListenRE = regexp.MustCompile(`object-storage interface listening on (https?://(\S+))`)
 )
 
-// startServer runs the binary with a free port, a fresh data directory and args, and
-// waits until it says where it listens. The process is killed at the end of the test if
-// the test did not stop it.
+// startServer runs a server in the test's process with free ports, a fresh data
+// directory and args, and waits until it says where it listens. It is stopped at the end
+// of the test if the test did not stop it.
 func startServer(t testing.TB, args ...string) *child {
 	t.Helper()
 	return startServerOpts(t, serverOpts{args: args})
+}
+
+// startProcess is startServer with the real binary as a child process, killed at the
+// end of the test if the test did not stop it.
+func startProcess(t testing.TB, args ...string) *child {
+	t.Helper()
+	return startServerOpts(t, serverOpts{args: args, process: true})
 }
 
 // privateTempDir is a fresh temporary directory, 0700 as docs/operating.md asks of a
@@ -169,14 +197,18 @@ func startServerOpts(t testing.TB, o serverOpts) *child {
 	return s
 }
 
-// commandFor builds the child's command line and environment.
-func commandFor(o serverOpts) *exec.Cmd {
+// argvFor is the command line (without the program name) of a server described by o.
+func argvFor(o serverOpts) []string {
 	var argv []string
 	if !o.raw {
 		argv = append(argv, "--kv-listen", "127.0.0.1:0", "--s3-listen", "127.0.0.1:0", "--data-dir", o.dataDir)
 	}
-	argv = append(argv, o.args...)
-	cmd := exec.Command(cairnBin, argv...)
+	return append(argv, o.args...)
+}
+
+// commandFor builds the child's command line and environment.
+func commandFor(o serverOpts) *exec.Cmd {
+	cmd := exec.Command(cairnBin, argvFor(o)...)
 	cmd.Env = childEnv(o.env)
 	cmd.Dir = o.dir
 	return cmd
@@ -193,11 +225,30 @@ func childEnv(env []string) []string {
 	return append(out, env...)
 }
 
-// runCairn runs the binary to completion (for commands that exit by themselves) and
-// returns its exit code and output.
+// getenvFor is the environment an in-process run sees: childEnv's, as a lookup.
+func getenvFor(env []string) func(string) string {
+	return func(name string) string {
+		for i := len(env) - 1; i >= 0; i-- {
+			if k, v, ok := strings.Cut(env[i], "="); ok && k == name {
+				return v
+			}
+		}
+		if strings.HasPrefix(name, "CAIRN_") {
+			return ""
+		}
+		return os.Getenv(name)
+	}
+}
+
+// runCairn runs a command to completion (for commands that exit by themselves) and
+// returns its exit code and output. It runs in process unless o asks for a process or
+// the command is hook (which may read the standard input).
 func runCairn(t testing.TB, o serverOpts) (code int, stdout, stderr string) {
 	t.Helper()
 	o.raw = true
+	if o.inProcess() && (len(o.args) == 0 || o.args[0] != "hook") {
+		return runInProcess(t, o)
+	}
 	cmd := commandFor(o)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
@@ -224,23 +275,45 @@ func runCairn(t testing.TB, o serverOpts) (code int, stdout, stderr string) {
 	return code, out.String(), errb.String()
 }
 
+// runInProcess is runCairn in the test's process: run with a context cancelled after
+// 20 s, as the process would be killed.
+func runInProcess(t testing.TB, o serverOpts) (code int, stdout, stderr string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	var out, errb syncBuffer
+	done := make(chan int, 1)
+	go func() { done <- run(ctx, argvFor(o), getenvFor(o.env), &out, &errb) }()
+	select {
+	case code = <-done:
+	case <-ctx.Done():
+		select {
+		case code = <-done:
+		case <-time.After(20 * time.Second):
+			t.Fatalf("cairn %v did not return within 20s of its cancellation\n%s%s", o.args, out.String(), errb.String())
+		}
+	}
+	return code, out.String(), errb.String()
+}
+
+// start runs the server (in process or as a child) and waits until it says where it
+// listens.
 func (s *child) start() error {
-	s.cmd = commandFor(s.opts)
 	s.stdout, s.stderr = &syncBuffer{}, &syncBuffer{}
-	s.cmd.Stderr = s.stderr
-	pipe, err := s.cmd.StdoutPipe()
-	if err != nil {
-		return err
-	}
-	if err := s.cmd.Start(); err != nil {
-		return err
-	}
 	s.waited = make(chan struct{})
 	addr := make(chan string, 1)
+	var pipe io.Reader
+	if s.opts.inProcess() {
+		pipe = s.runInProcess()
+	} else {
+		var err error
+		if pipe, err = s.startProcess(); err != nil {
+			return err
+		}
+	}
 	var s3addr, kvURL, s3URL string // written by the scanner before it sends on addr
-	copied := make(chan struct{})
+	copied := s.copied
 	go func() {
-		defer close(copied)
 		// The server is ready once it has printed both where it listens and where it
 		// stores.
 		sc := bufio.NewScanner(pipe)
@@ -260,18 +333,14 @@ func (s *child) start() error {
 			}
 		}
 		_, _ = io.Copy(s.stdout, pipe)
+		close(copied)
 	}()
-	go func() {
-		<-copied // Wait must not run before the pipe is drained
-		s.waitErr = s.cmd.Wait()
-		close(s.waited)
-	}()
-	cmd, waited := s.cmd, s.waited
+	waited := s.waited
 	s.t.Cleanup(func() {
 		select {
 		case <-waited:
 		default:
-			_ = cmd.Process.Kill()
+			s.end()
 			<-waited
 		}
 	})
@@ -281,12 +350,69 @@ func (s *child) start() error {
 		s.URL, s.S3URL = kvURL, s3URL
 		return nil
 	case <-s.waited:
-		return fmt.Errorf("exited before listening (%w)\n%s", s.waitErr, s.output())
+		err := s.waitErr // a process's
+		if s.cmd == nil {
+			err = fmt.Errorf("exit status %d", s.code)
+		}
+		return fmt.Errorf("exited before listening (%w)\n%s", err, s.output())
 	case <-time.After(20 * time.Second):
-		_ = s.cmd.Process.Kill()
+		s.end()
 		<-s.waited
 		return fmt.Errorf("did not print its address within 20s\n%s", s.output())
 	}
+}
+
+// startProcess starts the child process and returns its standard output. A goroutine
+// waits for the process once the output is drained, then closes waited.
+func (s *child) startProcess() (io.Reader, error) {
+	s.cmd = commandFor(s.opts)
+	s.cmd.Stderr = s.stderr
+	pipe, err := s.cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	if err := s.cmd.Start(); err != nil {
+		return nil, err
+	}
+	s.stopRun = nil
+	copied := make(chan struct{})
+	s.copied = copied
+	go func() {
+		<-copied // Wait must not run before the pipe is drained
+		s.waitErr = s.cmd.Wait()
+		close(s.waited)
+	}()
+	return pipe, nil
+}
+
+// runInProcess runs the server in a goroutine of the test's process and returns its
+// standard output. Cancelling stopRun stops it as SIGTERM stops the process; waited is
+// closed once run has returned and its output is drained.
+func (s *child) runInProcess() io.Reader {
+	ctx, cancel := context.WithCancel(context.Background())
+	s.cmd, s.stopRun = nil, cancel
+	pr, pw := io.Pipe()
+	copied := make(chan struct{})
+	s.copied = copied
+	argv, getenv := append([]string{"serve"}, argvFor(s.opts)...), getenvFor(s.opts.env)
+	go func() {
+		code := run(ctx, argv, getenv, pw, s.stderr)
+		pw.Close()
+		<-copied
+		s.code = code
+		cancel()
+		close(s.waited)
+	}()
+	return pr
+}
+
+// end stops the server at once: SIGKILL for a process, cancellation in process.
+func (s *child) end() {
+	if s.cmd != nil {
+		_ = s.cmd.Process.Kill()
+		return
+	}
+	s.stopRun()
 }
 
 // output returns the child's stdout and stderr so far, for failure messages.
@@ -299,9 +425,12 @@ func (s *child) wait(timeout time.Duration) (int, error) {
 	select {
 	case <-s.waited:
 	case <-time.After(timeout):
-		_ = s.cmd.Process.Kill()
+		s.end()
 		<-s.waited
 		return -1, fmt.Errorf("did not exit within %v", timeout)
+	}
+	if s.cmd == nil {
+		return s.code, nil
 	}
 	var ee *exec.ExitError
 	if errors.As(s.waitErr, &ee) {
@@ -313,11 +442,20 @@ func (s *child) wait(timeout time.Duration) (int, error) {
 	return 0, nil
 }
 
-// Signal sends sig to the child and waits for it to exit, returning the exit code.
+// Signal sends sig to the child and waits for it to exit, returning the exit code. In
+// process, SIGTERM and SIGINT cancel run's context, as main does on those signals; other
+// signals need a process (serverOpts.process).
 func (s *child) Signal(sig os.Signal) int {
 	s.t.Helper()
-	if err := s.cmd.Process.Signal(sig); err != nil {
-		s.t.Fatalf("signal %v: %v", sig, err)
+	switch {
+	case s.cmd != nil:
+		if err := s.cmd.Process.Signal(sig); err != nil {
+			s.t.Fatalf("signal %v: %v", sig, err)
+		}
+	case sig == syscall.SIGTERM || sig == os.Interrupt:
+		s.stopRun()
+	default:
+		s.t.Fatalf("signal %v needs a server process (serverOpts.process)", sig)
 	}
 	code, err := s.wait(20 * time.Second)
 	if err != nil {
@@ -338,9 +476,13 @@ func (s *child) Stop() {
 	}
 }
 
-// Kill ends the child with SIGKILL (no chance to close the store).
+// Kill ends the child with SIGKILL (no chance to close the store). It needs a process
+// (serverOpts.process).
 func (s *child) Kill() {
 	s.t.Helper()
+	if s.cmd == nil {
+		s.t.Fatal("Kill needs a server process (serverOpts.process)")
+	}
 	if err := s.cmd.Process.Kill(); err != nil {
 		s.t.Fatalf("kill: %v", err)
 	}
@@ -401,51 +543,17 @@ func (s *child) tlsConfig() *tls.Config {
 }
 
 // resp is a completed response.
-type resp struct {
-	*http.Response
-	Body []byte
-}
-
-func (r *resp) String() string {
-	if r == nil || r.Response == nil {
-		return "<no response>"
-	}
-	var b strings.Builder
-	fmt.Fprintf(&b, "%s %s → %s\n", r.Request.Method, r.Request.URL.RequestURI(), r.Status)
-	_ = r.Header.Write(&b)
-	b.WriteString("\n")
-	body := string(r.Body)
-	if len(body) > 2000 {
-		body = body[:2000] + "…"
-	}
-	b.WriteString(body)
-	return b.String()
-}
+type resp = coretest.Response
 
 // hdr is a list of request headers: name, value, name, value...
-type hdr []string
+type hdr = coretest.Hdr
 
 // do sends a request and reads the whole response. Every response is checked for the
 // framing rule of the interface: a non-streamed response carries Content-Length (204 and
 // 304 excepted), never chunked encoding.
 func (s *child) do(t testing.TB, method, path string, h hdr, body string) *resp {
 	t.Helper()
-	var rd io.Reader
-	if body != "" {
-		rd = strings.NewReader(body)
-	}
-	req, err := http.NewRequest(method, s.URL+path, rd)
-	if err != nil {
-		t.Fatalf("%s %s: %v", method, path, err)
-	}
-	for i := 0; i+1 < len(h); i += 2 {
-		if strings.EqualFold(h[i], "Host") {
-			req.Host = h[i+1]
-			continue
-		}
-		req.Header.Add(h[i], h[i+1])
-	}
-	return s.send(t, req)
+	return s.send(t, coretest.NewRequest(t, method, s.URL+path, h, body))
 }
 
 func (s *child) send(t testing.TB, req *http.Request) *resp {
@@ -459,18 +567,7 @@ func (s *child) send(t testing.TB, req *http.Request) *resp {
 
 // trySend is send without t.Fatal, for use from other goroutines than the test's.
 func (s *child) trySend(t testing.TB, req *http.Request) (*resp, error) {
-	r, err := s.client(httpClient).Do(req)
-	if err != nil {
-		return nil, fmt.Errorf("%s %s: %w", req.Method, req.URL, err)
-	}
-	defer r.Body.Close()
-	b, err := io.ReadAll(r.Body)
-	if err != nil {
-		return nil, fmt.Errorf("%s %s: reading body: %w", req.Method, req.URL, err)
-	}
-	out := &resp{Response: r, Body: b}
-	checkFraming(t, out)
-	return out, nil
+	return coretest.Send(t, s.client(httpClient), req)
 }
 
 // tryGet is a GET that reports transport errors instead of failing the test (for
@@ -486,23 +583,6 @@ func (s *child) tryGet(t testing.TB, path string, h ...string) (*resp, error) {
 	return s.trySend(t, req)
 }
 
-func checkFraming(t testing.TB, r *resp) {
-	t.Helper()
-	if len(r.TransferEncoding) > 0 {
-		t.Errorf("%s %s: Transfer-Encoding %v on a non-streamed response", r.Request.Method, r.Request.URL.Path, r.TransferEncoding)
-	}
-	switch r.StatusCode {
-	case http.StatusNoContent, http.StatusNotModified:
-		if len(r.Body) != 0 {
-			t.Errorf("%s %s: %d with a body %q", r.Request.Method, r.Request.URL.Path, r.StatusCode, r.Body)
-		}
-		return
-	}
-	if r.Header.Get("Content-Length") == "" {
-		t.Errorf("%s %s: %d without Content-Length", r.Request.Method, r.Request.URL.Path, r.StatusCode)
-	}
-}
-
 func (s *child) get(t testing.TB, path string, h ...string) *resp {
 	t.Helper()
 	return s.do(t, http.MethodGet, path, h, "")
@@ -511,7 +591,7 @@ func (s *child) get(t testing.TB, path string, h ...string) *resp {
 // mustPut stores body with Content-Type text/plain (unless h sets one) and requires a 2xx.
 func (s *child) mustPut(t testing.TB, path, body string, h ...string) *resp {
 	t.Helper()
-	if !hasHeader(h, "Content-Type") {
+	if !coretest.HasHeader(h, "Content-Type") {
 		h = append(h, "Content-Type", "text/plain")
 	}
 	r := s.do(t, http.MethodPut, path, h, body)
@@ -519,15 +599,6 @@ func (s *child) mustPut(t testing.TB, path, body string, h ...string) *resp {
 		t.Fatalf("PUT %s: want 2xx, got\n%s", path, r)
 	}
 	return r
-}
-
-func hasHeader(h []string, name string) bool {
-	for i := 0; i+1 < len(h); i += 2 {
-		if strings.EqualFold(h[i], name) {
-			return true
-		}
-	}
-	return false
 }
 
 // setProps sets bucket properties (new URL form) and requires 204.
@@ -566,26 +637,7 @@ func expectHeader(t testing.TB, r *resp, name, want string) {
 // response bytes as the server wrote them (the request should say Connection: close).
 func rawExchange(t testing.TB, s *child, request string) string {
 	t.Helper()
-	return rawExchangeAt(t, s.Addr, request)
-}
-
-// rawExchangeAt is rawExchange with the listener's address (host:port).
-func rawExchangeAt(t testing.TB, addr, request string) string {
-	t.Helper()
-	c, err := net.DialTimeout("tcp", addr, 10*time.Second)
-	if err != nil {
-		t.Fatalf("dial %s: %v", addr, err)
-	}
-	defer c.Close()
-	_ = c.SetDeadline(time.Now().Add(20 * time.Second))
-	if _, err := io.WriteString(c, request); err != nil {
-		t.Fatalf("writing request: %v", err)
-	}
-	b, err := io.ReadAll(c)
-	if err != nil {
-		t.Fatalf("reading response: %v", err)
-	}
-	return string(b)
+	return coretest.RawExchange(t, s.Addr, request)
 }
 
 // waitFor polls cond until it is true or the timeout passes.

@@ -30,7 +30,7 @@ func putModule(t testing.TB, s *child, name, code string, wantStatus int) *resp 
 
 func TestWASMHooks(t *testing.T) {
 	t.Parallel()
-	s := startServer(t)
+	s := startProcess(t) // WebAssembly modules compile slowly under -race in process
 	code := fixtureWASM(t, "hooks.wasm")
 	jsonCT := hdr{"Content-Type", "application/json"}
 
@@ -147,7 +147,7 @@ func TestModuleCLIAndModulesDir(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "fromdir.wasm"), []byte(fixtureWASM(t, "hooks.wasm")), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	s := startServer(t, "--modules-dir", dir)
+	s := startProcess(t, "--modules-dir", dir) // WebAssembly modules compile slowly under -race in process
 	s.setProps(t, "d", `{"precommit":[{"mod":"fromdir","fun":"reject"}]}`)
 	expect(t, s.do(t, "PUT", "/buckets/d/keys/k", hdr{"Content-Type", "text/plain"}, "v"), 403, nil)
 

@@ -167,7 +167,7 @@ func vmRSS(t *testing.T, pid int) (rss, hwm int64) {
 func TestHostileBigDeclaredBody(t *testing.T) {
 	t.Parallel()
 	const budget = 32 << 20
-	s := startServer(t, "--max-body-memory", "32MiB", "--max-object-size", "16MiB")
+	s := startProcess(t, "--max-body-memory", "32MiB", "--max-object-size", "16MiB") // its memory is measured
 	s.mustPut(t, "/buckets/warm/keys/k", strings.Repeat("w", 1<<20))
 	before, _ := vmRSS(t, s.cmd.Process.Pid)
 
@@ -356,7 +356,7 @@ func TestHostileConnectionFlood(t *testing.T) {
 // logs how many postcommits it dropped.
 func TestHostileShutdownWithQueuedPostcommits(t *testing.T) {
 	t.Parallel()
-	s := startServer(t, "--shutdown-timeout", "2s")
+	s := startProcess(t, "--shutdown-timeout", "2s") // WebAssembly modules compile slowly under -race in process
 	putModule(t, s, "fx", fixtureWASM(t, "hooks.wasm"), http.StatusCreated)
 	s.setProps(t, "post", `{"postcommit":[{"mod":"fx","fun":"loop"}]}`)
 	for i := range 60 {

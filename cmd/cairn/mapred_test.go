@@ -223,7 +223,7 @@ func TestMapredJavaScript(t *testing.T) {
 
 func TestMapredWASM(t *testing.T) {
 	t.Parallel()
-	s := startServer(t)
+	s := startProcess(t) // WebAssembly modules compile slowly under -race in process
 	putModule(t, s, "wordcount", exampleWASM(t, "go/wordcount-map"), 201)
 	s.mustPut(t, "/buckets/docs/keys/d1", "The cat sat on the mat. The END.")
 	s.mustPut(t, "/buckets/docs/keys/d2", "A dog and a cat.")
@@ -512,7 +512,7 @@ func TestMapredTimeout(t *testing.T) {
 // within the VMs' caps plus a margin, and it runs jobs normally afterwards.
 func TestMapredContained(t *testing.T) {
 	t.Parallel()
-	s := startServer(t, "--js-timeout", "300ms")
+	s := startProcess(t, "--js-timeout", "300ms") // its memory is measured
 	requireJS(t, s)
 	s.mustPut(t, "/buckets/mrs/keys/k", "v")
 	pid := s.cmd.Process.Pid

@@ -91,7 +91,8 @@ func startPluginServer(t *testing.T, work string, args ...string) *child {
 	t.Helper()
 	dir := pluginsDir(t)
 	return startServerOpts(t, serverOpts{
-		args: append([]string{"--plugins-dir", dir}, args...),
+		process: true, // the plugin processes get the server's environment
+		args:    append([]string{"--plugins-dir", dir}, args...),
 		env: []string{
 			"CHANGELOG_PATH=" + filepath.Join(work, "changelog.jsonl"),
 			"QUOTA_FILE=" + filepath.Join(work, "quota.json"),
@@ -460,7 +461,7 @@ func TestPluginConfigFile(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(work, "q.json"), []byte(`{"buckets":{"full":{"full":true}}}`), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	s := startServer(t, "--config", path)
+	s := startProcess(t, "--config", path)
 	s.setProps(t, "full", `{"precommit":[{"mod":"limits","fun":"check"}]}`)
 	r := s.do(t, "PUT", "/buckets/full/keys/k", hdr{"Content-Type", "text/plain"}, "v")
 	expect(t, r, 403, nil)
@@ -480,7 +481,7 @@ func TestPluginNames(t *testing.T) {
 	plain := startServer(t)
 	putModule(t, plain, "quota", fixtureWASM(t, "hooks.wasm"), 201)
 	plain.Stop()
-	s2 := startServerOpts(t, serverOpts{dataDir: plain.DataDir, args: []string{"--plugins-dir", pluginsDir(t)},
+	s2 := startServerOpts(t, serverOpts{process: true, dataDir: plain.DataDir, args: []string{"--plugins-dir", pluginsDir(t)},
 		env: []string{"QUOTA_FILE=" + filepath.Join(work, "q.json"), "CHANGELOG_PATH=" + filepath.Join(work, "changelog.jsonl")}})
 	// stderr is copied from its own pipe: the warning may land after the address line.
 	waitFor(t, 10*time.Second, "a warning about the shadowed plugin", func() bool {

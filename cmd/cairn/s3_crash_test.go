@@ -114,7 +114,7 @@ func (p *slowPut) finish(cut bool) error {
 
 func TestS3CrashDuringOverwrite(t *testing.T) {
 	t.Parallel()
-	s := startS3Server(t)
+	s := startS3Process(t)
 	u := s3CreateUser(t, s, "crash@example.com", "Crash Tester")
 	c := s3c{s: s, cred: u.cred(), sign: s3V2}
 	const bucket, key = "crash", "object"

@@ -13,6 +13,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/cairnkv/cairn/core/coretest"
 )
 
 // TestS3UnknownExpect: a request with "Expect: foo" is served as AWS serves it (no 417),
@@ -101,7 +103,7 @@ func TestS3BusyRefusalIDs(t *testing.T) {
 	defer held.Close()
 	var refusal string
 	waitFor(t, 10*time.Second, "a connection to be refused", func() bool {
-		raw := rawExchangeAt(t, s.S3Addr, "GET /busy HTTP/1.1\r\nHost: "+host+"\r\nConnection: close\r\n\r\n")
+		raw := coretest.RawExchange(t, s.S3Addr, "GET /busy HTTP/1.1\r\nHost: "+host+"\r\nConnection: close\r\n\r\n")
 		if strings.HasPrefix(raw, "HTTP/1.1 503 ") {
 			refusal = raw
 			return true

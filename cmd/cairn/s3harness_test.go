@@ -77,6 +77,16 @@ func startS3Server(t testing.TB, args ...string) *child {
 	return s
 }
 
+// startS3Process is startS3Server with the real binary as a child process.
+func startS3Process(t testing.TB, args ...string) *child {
+	t.Helper()
+	s := startServerOpts(t, serverOpts{process: true, args: append([]string{"--dialect", "riak"}, args...)})
+	if s.S3Addr == "" {
+		t.Fatalf("the server did not announce the object-storage interface\n%s", s.output())
+	}
+	return s
+}
+
 // s3Port is the port of the S3 listener.
 func s3PortOf(s *child) string {
 	_, p, err := net.SplitHostPort(s.S3Addr)

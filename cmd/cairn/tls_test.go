@@ -124,7 +124,7 @@ func TestTLSListeners(t *testing.T) {
 	s3Cert, s3Key := filepath.Join(dir, "s3.pem"), filepath.Join(dir, "s3.key")
 	ca.issue(t, kvCert, kvKey, 101)
 	ca.issue(t, s3Cert, s3Key, 201)
-	s := startServerOpts(t, serverOpts{tlsRoots: ca.pool, args: []string{"--dialect", "riak",
+	s := startServerOpts(t, serverOpts{process: true /* SIGHUP */, tlsRoots: ca.pool, args: []string{"--dialect", "riak",
 		"--kv-tls-cert", kvCert, "--kv-tls-key", kvKey, "--s3-tls-cert", s3Cert, "--s3-tls-key", s3Key}})
 	if !strings.HasPrefix(s.URL, "https://") || !strings.HasPrefix(s.S3URL, "https://") {
 		t.Fatalf("start-up lines: want https URLs\n%s", s.stdout.String())

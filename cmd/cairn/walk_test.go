@@ -386,7 +386,7 @@ func TestLinkWalk(t *testing.T) {
 // (wasm-examples/go/json-linkfun) reads from JSON values.
 func TestLinkWalkWASMLinkfun(t *testing.T) {
 	t.Parallel()
-	s := startServer(t)
+	s := startProcess(t) // WebAssembly modules compile slowly under -race in process
 	putModule(t, s, "json_links", exampleWASM(t, "go/json-linkfun"), 201)
 	s.setProps(t, "people", `{"linkfun":{"mod":"json_links","fun":"links_from_json"}}`)
 	jsonCT := []string{"Content-Type", "application/json"}

@@ -237,14 +237,17 @@ func (s *Server) Start() error {
 	limits.Refusal = httpx.RefusalResponse(kvapi.StatusPage(http.StatusServiceUnavailable))
 	limits.TLS = s.kvCert.config()
 	s.kvLn = httpx.LimitListener(ln, limits)
-	s.kvSrv = s.httpServer(s.handler, s.kvLn)
-	s.kvSrv.ConnContext = kvapi.ConnContext // the client's identity, once per connection
-	s.serveOn(s.kvSrv, s.kvLn)
 	if s3ln != nil {
 		limits.Refusal, limits.NewRefusal = nil, s.s3API.BusyResponse
 		limits.IgnoreUnknownExpect = true // AWS ignores expectations it does not know
 		limits.TLS = s.s3Cert.config()
 		s.s3Ln = httpx.LimitListener(s3ln, limits)
+	}
+	// Both listeners are set before either serves: /stats reads them (httpStats).
+	s.kvSrv = s.httpServer(s.handler, s.kvLn)
+	s.kvSrv.ConnContext = kvapi.ConnContext // the client's identity, once per connection
+	s.serveOn(s.kvSrv, s.kvLn)
+	if s.s3Ln != nil {
 		s.s3Srv = s.httpServer(s.s3Handler, s.s3Ln)
 		s.serveOn(s.s3Srv, s.s3Ln)
 	}
