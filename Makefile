@@ -1,6 +1,8 @@
 # Cairn — build, run, test, check, bench.
 #   make run    build and start the server on its embedded defaults (127.0.0.1:8098, ./data)
-#   make test   every test (with -race when a C compiler is available for cgo)
+#   make test   every test (with -race when a C compiler is available for cgo; the
+#               end-to-end package without it, see below)
+#   make test-race-e2e  the end-to-end package under the race detector (~5 GB of RAM)
 #   make check  formatting, vet, golangci-lint, tests, brief fuzzing, go mod tidy diff
 #   make bench  load benchmarks (Cairn vs bare net/http) and Go micro-benchmarks
 #   make proto  regenerate sdk/goplugin/hookspb from hooks.proto (needs protoc; the Go
@@ -18,8 +20,13 @@ GOLANGCI_VERSION := v2.15.0
 RACE      := $(shell command -v gcc >/dev/null 2>&1 && echo -race)
 FUZZTIME  ?= 5s
 TEST_TIMEOUT ?= 15m
+# The end-to-end package runs its servers in the test's process (core/coretest). Under
+# the race detector they need ~5 GB and run slower than the uninstrumented binary these
+# tests started before (docs/testing.md), so `make test` runs this package without
+# -race, beside the others, and `make test-race-e2e` runs it with -race.
+E2E       := ./cmd/cairn
 
-.PHONY: all build run test check fmt-check vet lint fuzz tidy-check bench wasm-examples proto clean
+.PHONY: all build run test test-race-e2e check fmt-check vet lint fuzz tidy-check bench wasm-examples proto clean
 
 all: build
 
@@ -30,7 +37,13 @@ run: build
 	./bin/cairn serve
 
 test:
-	$(GO) test $(RACE) -timeout $(TEST_TIMEOUT) ./...
+	@s=0; \
+	$(GO) test $(RACE) -timeout $(TEST_TIMEOUT) $$($(GO) list ./... | grep -v '/cmd/cairn$$') & unit=$$!; \
+	$(GO) test -timeout $(TEST_TIMEOUT) $(E2E) & e2e=$$!; \
+	wait $$unit || s=1; wait $$e2e || s=1; exit $$s
+
+test-race-e2e:
+	$(GO) test $(RACE) -timeout $(TEST_TIMEOUT) $(E2E)
 
 fmt-check:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \

@@ -318,6 +318,14 @@ func (l *ConnLimiter) Open() int {
 	return l.open
 }
 
+// Active returns how many connections are serving a request (holding a slot and not
+// waiting for one): those a new connection can never displace.
+func (l *ConnLimiter) Active() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.open - l.waiting.Len()
+}
+
 // Displaced returns how many connections were closed to make room for a new one.
 func (l *ConnLimiter) Displaced() int64 { return l.displaced.Load() }
 

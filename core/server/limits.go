@@ -35,6 +35,7 @@ func (s *Server) httpStats() map[string]any {
 			continue
 		}
 		m[name+"_connections"] = l.Open()
+		m[name+"_connections_active"] = l.Active()
 		m[name+"_connections_displaced_total"] = l.Displaced()
 		m[name+"_connections_refused_total"] = l.Refused()
 	}
