@@ -16,6 +16,7 @@ import (
 // file nor used space behind, and once a filler file is deleted writes resume on their
 // own; after a reopen every acknowledged write is present and no refused one is.
 func TestDiskFullTmpfs(t *testing.T) {
+	skipCompactionFaultsUnderRace(t)
 	mnt := tmpfs.Mount(t, "8m")
 	dir := filepath.Join(mnt, "leveldb")
 	o := fastRecovery(Options{WriteBuffer: 512 << 10})

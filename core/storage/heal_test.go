@@ -188,6 +188,7 @@ func failOneWrite(t *testing.T, db *DB, l *ledger, fault *diskFault) {
 // the fault is gone, and after a reopen every acknowledged write is there and no
 // refused one is.
 func TestWriteFailureHeals(t *testing.T) {
+	skipCompactionFaultsUnderRace(t)
 	cases := []struct {
 		name  string
 		op    string
