@@ -41,3 +41,22 @@ func IsMediaType(v string) bool {
 	t, sub, ok := strings.Cut(v, "/")
 	return ok && t != "" && sub != "" && !strings.Contains(sub, "/") && !strings.ContainsAny(v, " \t;,")
 }
+
+// ASCIILower lower-cases the ASCII letters of s only; other bytes (including invalid
+// UTF-8) are kept, so the result has s's length and the function is idempotent. It
+// allocates only when s has an upper-case letter. Header names, index fields and S3
+// condition keys compare with it.
+func ASCIILower(s string) string {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; 'A' <= c && c <= 'Z' {
+			b := []byte(s)
+			for j := i; j < len(b); j++ {
+				if c := b[j]; 'A' <= c && c <= 'Z' {
+					b[j] = c + ('a' - 'A')
+				}
+			}
+			return string(b)
+		}
+	}
+	return s
+}

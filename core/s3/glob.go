@@ -1,6 +1,7 @@
 package s3
 
 import (
+	"github.com/cairnkv/cairn/core"
 	"strings"
 	"unicode/utf8"
 )
@@ -17,7 +18,7 @@ import (
 // O(len(segment)·len(s)) at worst.
 func globMatch(pattern, s string, fold bool) bool {
 	if fold {
-		pattern, s = asciiLower(pattern), asciiLower(s)
+		pattern, s = core.ASCIILower(pattern), core.ASCIILower(s)
 	}
 	first, rest, star := strings.Cut(pattern, "*")
 	if !star {
@@ -104,20 +105,4 @@ func findSegment(seg, s string) (start, end int, ok bool) {
 		i += w
 	}
 	return 0, 0, false
-}
-
-// asciiLower lower-cases the ASCII letters of s (allocating only when it has some
-// upper-case letter).
-func asciiLower(s string) string {
-	i := strings.IndexFunc(s, func(r rune) bool { return r >= 'A' && r <= 'Z' })
-	if i < 0 {
-		return s
-	}
-	b := []byte(s)
-	for j := i; j < len(b); j++ {
-		if c := b[j]; c >= 'A' && c <= 'Z' {
-			b[j] = c + 'a' - 'A'
-		}
-	}
-	return string(b)
 }

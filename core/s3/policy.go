@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/cairnkv/cairn/core"
 	"io"
 	"math"
 	"net/netip"
@@ -823,7 +824,7 @@ func (p *Policy) Evaluate(req PolicyRequest) Effect {
 		subject = req.Bucket + "/" + req.Key
 	}
 	// Action patterns are stored in lower case: lower the action once, not per pattern.
-	req.Action = asciiLower(req.Action)
+	req.Action = core.ASCIILower(req.Action)
 	eff := EffectNone
 	for i := range p.statements {
 		st := &p.statements[i]

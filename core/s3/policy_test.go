@@ -1,6 +1,8 @@
 package s3
 
 import (
+	"github.com/cairnkv/cairn/core"
+
 	"bytes"
 	"context"
 	"encoding/json"
@@ -516,7 +518,7 @@ func FuzzGlobMatch(f *testing.F) {
 			t.Fatalf("globMatch(%q, %q) = %v, want %v", pattern, s, got, want)
 		}
 		// With fold, ASCII letters match ignoring case (and nothing else changes).
-		want = slowGlob([]rune(asciiLower(pattern)), []rune(asciiLower(s)))
+		want = slowGlob([]rune(core.ASCIILower(pattern)), []rune(core.ASCIILower(s)))
 		if got := globMatch(strings.ToUpper(pattern), s, true); strings.ToUpper(pattern) == asciiUpper(pattern) && got != want {
 			t.Fatalf("globMatch(%q, %q, fold) = %v, want %v", strings.ToUpper(pattern), s, got, want)
 		}

@@ -109,22 +109,6 @@ func (e *Error) Error() string {
 	return "index: invalid query"
 }
 
-// asciiLower lower-cases ASCII letters only, as the index headers' field names are.
-func asciiLower(s string) string {
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; 'A' <= c && c <= 'Z' {
-			b := []byte(s)
-			for j := i; j < len(b); j++ {
-				if c := b[j]; 'A' <= c && c <= 'Z' {
-					b[j] = c + 'a' - 'A'
-				}
-			}
-			return string(b)
-		}
-	}
-	return s
-}
-
 // fieldKind classifies a lower-case field name.
 type fieldKind int
 
@@ -154,7 +138,7 @@ func kindOf(field string) fieldKind {
 // ASCII lower-cased first. FieldBucket takes any number of terms and ignores them. _int
 // terms are checked and stored in canonical form. Errors are *Error.
 func New(field string, terms []string) (Query, error) {
-	field = asciiLower(field)
+	field = core.ASCIILower(field)
 	kind := kindOf(field)
 	if kind == kindUnknown {
 		return Query{}, &Error{Kind: UnknownFieldType, Field: field}

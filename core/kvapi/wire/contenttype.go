@@ -1,6 +1,10 @@
 package wire
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/cairnkv/cairn/core"
+)
 
 // DefaultContentType is served for an object stored without a media type.
 const DefaultContentType = "application/octet-stream"
@@ -22,7 +26,7 @@ func ParseContentType(v string) (mediaType, charset string, err error) {
 		if tok != "" {
 			if first {
 				mediaType, first = tok, false
-			} else if name, val, ok := strings.Cut(tok, "="); ok && charset == "" && asciiLower(name) == "charset" {
+			} else if name, val, ok := strings.Cut(tok, "="); ok && charset == "" && core.ASCIILower(name) == "charset" {
 				if len(val) >= 2 && val[0] == '"' && val[len(val)-1] == '"' {
 					val = val[1 : len(val)-1]
 				}

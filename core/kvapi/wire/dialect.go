@@ -1,6 +1,10 @@
 package wire
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/cairnkv/cairn/core"
+)
 
 // Dialect is the naming scheme of the server's output: the neutral "store" names of the
 // spec (/store, X-Store-*, storetag, store_kv_wm_*) or the reference system's "riak" names
@@ -22,7 +26,7 @@ var (
 
 // ParseDialect returns the dialect named s ("store" or "riak", case-insensitive).
 func ParseDialect(s string) (Dialect, error) {
-	switch asciiLower(s) {
+	switch core.ASCIILower(s) {
 	case "store":
 		return DialectStore, nil
 	case "riak":
@@ -72,23 +76,6 @@ func (d Dialect) Header(suffix string) string { return d.HeaderPrefix() + suffix
 // Resource returns a resource name as listed by GET / and used as a Link rel, e.g.
 // Resource("kv_wm_object") is "riak_kv_wm_object" in the riak dialect.
 func (d Dialect) Resource(name string) string { return d.name() + "_" + name }
-
-// asciiLower lower-cases ASCII letters only; other bytes (including invalid UTF-8) are
-// kept, so the result has the same length and the function is idempotent.
-func asciiLower(s string) string {
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; 'A' <= c && c <= 'Z' {
-			b := []byte(s)
-			for j := i; j < len(b); j++ {
-				if c := b[j]; 'A' <= c && c <= 'Z' {
-					b[j] = c + ('a' - 'A')
-				}
-			}
-			return string(b)
-		}
-	}
-	return s
-}
 
 // hasPrefixFold reports whether s begins with prefix, comparing ASCII letters
 // case-insensitively; prefix must be lower-case.

@@ -75,9 +75,9 @@ func compareFieldErrors(a, b IndexFieldError) int {
 func indexField(name string) (string, bool) {
 	switch {
 	case hasPrefixFold(name, riakIndexPrefix):
-		return asciiLower(name[len(riakIndexPrefix):]), true
+		return core.ASCIILower(name[len(riakIndexPrefix):]), true
 	case hasPrefixFold(name, storeIndexPrefix):
-		return asciiLower(name[len(storeIndexPrefix):]), true
+		return core.ASCIILower(name[len(storeIndexPrefix):]), true
 	}
 	return "", false
 }
@@ -164,7 +164,7 @@ func ParseIndexHeaders(headers map[string][]string, d Dialect) ([]core.IndexEntr
 // IndexHeaderName returns the response header carrying field: the dialect's header
 // prefix lower-cased, then "index-", then the field, e.g. "x-riak-index-email_bin".
 func IndexHeaderName(d Dialect, field string) string {
-	return asciiLower(d.HeaderPrefix()) + "index-" + field
+	return core.ASCIILower(d.HeaderPrefix()) + "index-" + field
 }
 
 // sortedEntries returns entries in core.CompareIndexEntries order, copying only when they
@@ -186,7 +186,7 @@ func FormatIndexHeaders(entries []core.IndexEntry, d Dialect) [][2]string {
 		return nil
 	}
 	sorted := sortedEntries(entries)
-	prefix := asciiLower(d.HeaderPrefix()) + "index-"
+	prefix := core.ASCIILower(d.HeaderPrefix()) + "index-"
 	var out [][2]string
 	var b strings.Builder
 	for i := 0; i < len(sorted); {
@@ -214,7 +214,7 @@ func IndexPartHeaders(entries []core.IndexEntry, d Dialect) [][2]string {
 		return nil
 	}
 	sorted := sortedEntries(entries)
-	prefix := asciiLower(d.HeaderPrefix()) + "index-"
+	prefix := core.ASCIILower(d.HeaderPrefix()) + "index-"
 	out := make([][2]string, 0, len(sorted))
 	for i, e := range sorted {
 		if i > 0 && e == sorted[i-1] {

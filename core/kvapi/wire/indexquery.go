@@ -196,7 +196,7 @@ func regexErrorText(err error) string {
 // parseIndexBool is the reference's boolean for 2i parameters: "true" or "false" in any
 // ASCII case.
 func parseIndexBool(s string) (val, ok bool) {
-	switch asciiLower(s) {
+	switch core.ASCIILower(s) {
 	case "true":
 		return true, true
 	case "false":

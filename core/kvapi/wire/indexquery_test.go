@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cairnkv/cairn/core"
 	"github.com/cairnkv/cairn/core/index/query"
 )
 
@@ -148,7 +149,7 @@ func FuzzParseIndexQuery(f *testing.F) {
 		if err := q.Validate(); err != nil {
 			t.Fatalf("accepted query does not validate: %+v: %v", q, err)
 		}
-		if q.Field != strings.ToLower(q.Field) && q.Field != asciiLower(q.Field) {
+		if q.Field != strings.ToLower(q.Field) && q.Field != core.ASCIILower(q.Field) {
 			t.Fatalf("field %q not lower-cased", q.Field)
 		}
 		if q.ReturnTerms && !q.WantsTerms() {

@@ -1,5 +1,7 @@
 package wire
 
+import "github.com/cairnkv/cairn/core"
+
 // QuorumParamError returns the 400 body for a quorum parameter (r, w, dw, rw, pr, pw)
 // that is neither an integer nor one of the words, e.g.
 //
@@ -32,7 +34,7 @@ func ParseBoolParam(s string) (val bool, isDefault bool, ok bool) {
 	if len(s) > len("default") {
 		return false, false, false
 	}
-	switch asciiLower(s) {
+	switch core.ASCIILower(s) {
 	case "true":
 		return true, false, true
 	case "false":
