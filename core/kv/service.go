@@ -684,8 +684,10 @@ func (s *Service) writeOnce(ctx context.Context, op writeOp, fresh bool) (*core.
 	if cur != nil && s.expired(cur, now) {
 		cur, stored = nil, nil // a reaped-in-all-but-name tombstone: the key is gone
 	}
+	// The stored object is built only for those who look at it (a delete's answer, the
+	// precondition, an update): a plain PUT does not pay for it.
 	var curObj *core.Object
-	if cur != nil {
+	if cur != nil && (v.Deleted || op.pre != nil || op.update != nil) {
 		curObj = cur.object(typ, bucket, key)
 	}
 	if v.Deleted {
