@@ -96,11 +96,15 @@ type trackedConn struct {
 // connection sends a file with sendfile(2)): net/http's response writer looks for an
 // io.ReaderFrom on the connection, and embedding net.Conn would hide it, so every GET
 // of a blob went through user-space buffers.
-func (c *trackedConn) ReadFrom(r io.Reader) (int64, error) {
-	if rf, ok := c.Conn.(io.ReaderFrom); ok {
+func (c *trackedConn) ReadFrom(r io.Reader) (int64, error) { return readFromConn(c.Conn, r) }
+
+// readFromConn writes r's bytes to c, handing the copy to c when it is an io.ReaderFrom
+// (a TCP connection sends a file with sendfile(2)); the connection wrappers call it.
+func readFromConn(c net.Conn, r io.Reader) (int64, error) {
+	if rf, ok := c.(io.ReaderFrom); ok {
 		return rf.ReadFrom(r)
 	}
-	return io.Copy(struct{ io.Writer }{c.Conn}, r)
+	return io.Copy(struct{ io.Writer }{c}, r)
 }
 
 // LimitListener returns ln limited by lim.

@@ -90,12 +90,7 @@ func newExpectFilter(c net.Conn) *expectFilter { return &expectFilter{Conn: c} }
 // ReadFrom writes r's bytes to the connection, handing the copy to the wrapped
 // connection when it can do it itself (sendfile(2) for a blob's GET): only reads are
 // filtered, and embedding net.Conn would hide the wrapped io.ReaderFrom from net/http.
-func (f *expectFilter) ReadFrom(r io.Reader) (int64, error) {
-	if rf, ok := f.Conn.(io.ReaderFrom); ok {
-		return rf.ReadFrom(r)
-	}
-	return io.Copy(struct{ io.Writer }{f.Conn}, r)
-}
+func (f *expectFilter) ReadFrom(r io.Reader) (int64, error) { return readFromConn(f.Conn, r) }
 
 // Read returns the connection's bytes, filtered.
 func (f *expectFilter) Read(p []byte) (int, error) {
