@@ -222,6 +222,9 @@ func TestConnLimiterIdleConnectionsAreDisplaced(t *testing.T) {
 		}
 		resp.Body.Close()
 		idle = append(idle, c)
+		// The response reaches the client a moment before the server marks the
+		// connection idle; wait for it, or the oldest may not be the one displaced.
+		waitFor(t, "the connection to go idle", func() bool { return ls.l.Active() == 0 })
 	}
 	if st, _ := ls.get(t, "127.0.0.1", "/ping"); st != http.StatusOK {
 		t.Fatalf("with two idle connections at the limit: status %d, want 200", st)
@@ -240,5 +243,16 @@ func TestConnLimiterIdleConnectionsAreDisplaced(t *testing.T) {
 	resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
 		t.Errorf("the younger idle connection: status %d", resp.StatusCode)
+	}
+}
+
+// waitFor polls cond until it holds, failing the test after 5 s.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(5 * time.Second); !cond(); {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(time.Millisecond)
 	}
 }
