@@ -2,6 +2,7 @@ package storage
 
 import (
 	"errors"
+	"runtime"
 	"sync"
 
 	"github.com/syndtr/goleveldb/leveldb"
@@ -27,7 +28,15 @@ type committer struct {
 	revs map[string]Revision
 	// prep prepares groups (seam.go); guarded by token, reused from group to group.
 	prep writeReplay
+	// group holds the group being written; guarded by token, reused from group to group
+	// (emptied once every member has its result).
+	group []*pendingWrite
 }
+
+// pendingWrites recycles pendingWrite values with their channels: a write allocates
+// neither. A value goes back once its writer has received its result; the token
+// holder that sent it reads only the members after it (writeAndAnswer).
+var pendingWrites = sync.Pool{New: func() any { return &pendingWrite{done: make(chan error, 1)} }}
 
 // pendingWrite is one caller's batch waiting in the queue.
 type pendingWrite struct {
@@ -42,12 +51,30 @@ type pendingWrite struct {
 
 // commit writes b (synced when sync) through the queue, if conds hold, and returns its
 // result.
+//
+// The writer that takes the token yields the processor once before it collects the
+// queue (runtime.Gosched): the goroutines already runnable (other requests being
+// parsed, on a machine with few CPUs) then queue their writes first and join its group,
+// instead of each paying for a goleveldb write and a journal write(2) of its own. With
+// nothing else runnable the yield returns at once. Measured in docs/benchmarks.md
+// ("Faster KV PUTs"): groups of 1.4 writes on average under the load benchmark, 15 with
+// the yield.
 func (db *DB) commit(b *leveldb.Batch, conds []condition, sync bool) error {
 	c := &db.committer
-	p := &pendingWrite{b: b, conds: conds, sync: sync, done: make(chan error, 1)}
+	p := pendingWrites.Get().(*pendingWrite)
+	p.b, p.conds, p.sync = b, conds, sync
 	c.mu.Lock()
 	c.queue = append(c.queue, p)
 	c.mu.Unlock()
+	err := c.await(db, p)
+	*p = pendingWrite{done: p.done} // the channel is empty: its one result was received
+	pendingWrites.Put(p)
+	return err
+}
+
+// await waits for p's result, writing groups (p's, or ones before it) whenever it
+// holds the token.
+func (c *committer) await(db *DB, p *pendingWrite) error {
 	for {
 		select {
 		case err := <-p.done:
@@ -59,22 +86,32 @@ func (db *DB) commit(b *leveldb.Batch, conds []condition, sync bool) error {
 			return err
 		case c.token <- struct{}{}:
 		}
+		runtime.Gosched() // let runnable writers join the group (see commit)
 		if group := c.take(); len(group) > 0 {
-			err := db.writeGroup(group)
-			for _, q := range group {
-				if q.err != nil {
-					q.done <- q.err
-				} else {
-					q.done <- err
-				}
-			}
+			c.writeAndAnswer(db, group)
 		}
 		<-c.token
 	}
 }
 
+// writeAndAnswer writes group and sends each member its result. Call with the token;
+// group is c.group, emptied afterwards. A member answered may already be back in
+// pendingWrites (and in use by another write) while the rest are answered: only the
+// later members are read.
+func (c *committer) writeAndAnswer(db *DB, group []*pendingWrite) {
+	err := db.writeGroup(group)
+	for _, q := range group {
+		if q.err != nil {
+			q.done <- q.err
+		} else {
+			q.done <- err
+		}
+	}
+	clear(group)
+}
+
 // take removes from the queue the oldest batch and the ones after it that fit in
-// maxGroupBytes with it.
+// maxGroupBytes with it. The group is c.group, reused: call with the token.
 func (c *committer) take() []*pendingWrite {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -87,10 +124,14 @@ func (c *committer) take() []*pendingWrite {
 		size += s
 		n++
 	}
-	group := make([]*pendingWrite, n)
-	copy(group, c.queue)
-	c.queue = append(c.queue[:0], c.queue[n:]...)
-	return group
+	if cap(c.group) > maxReuse {
+		c.group = nil
+	}
+	c.group = append(c.group[:0], c.queue[:n]...)
+	rest := copy(c.queue, c.queue[n:])
+	clear(c.queue[rest:])
+	c.queue = c.queue[:rest]
+	return c.group
 }
 
 // writeGroup writes one group: it checks each write's conditions and computes its
