@@ -216,6 +216,10 @@ func (s *Service) applyChanges(changes []storage.Change) {
 				s.cache.del(c.Key)
 				continue
 			}
+			if c.Owned { // this service's own writes (writeOnce hands its batch over)
+				s.cache.put(c.Key, c.Item(c.Value))
+				continue
+			}
 			buf := make([]byte, len(c.Key)+len(c.Value)) // one allocation for both
 			k, v := buf[:len(c.Key):len(c.Key)], buf[len(c.Key):]
 			copy(k, c.Key)
@@ -730,6 +734,7 @@ func (s *Service) writeOnce(ctx context.Context, op writeOp, fresh bool) (*core.
 	var b storage.Batch
 	b.RequireItem(op.k, read) // the store derives the old postings from what was read
 	b.Put(op.k, next.encode())
+	b.HandOver() // b is not used again: the object cache keeps the committed bytes as they are
 	if err := s.db.Commit(ctx, &b, op.sync); err != nil {
 		switch {
 		case errors.Is(err, storage.ErrConflict):

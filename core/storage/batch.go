@@ -9,6 +9,9 @@ import "github.com/syndtr/goleveldb/leveldb"
 type Batch struct {
 	b     leveldb.Batch
 	conds []condition
+	// handedOver is set by HandOver: the batch's bytes are never touched again once it
+	// is committed.
+	handedOver bool
 }
 
 // condition is one Require: the batch applies only if key's revision is still rev.
@@ -49,6 +52,12 @@ func (b *Batch) RequireItem(key []byte, it Item) {
 	b.conds = append(b.conds, condition{key: append([]byte(nil), key...), rev: it.Rev, val: it.Value,
 		hasVal: it.Rev.Exists(), stamp: it.stamp})
 }
+
+// HandOver promises that the caller will not use b again (no Put, Delete, Reset or
+// second commit) once it has been committed: the store may then let subscribers keep
+// the bytes of its changes instead of copying them (Change.Owned). Committing a batch
+// handed over is otherwise the same.
+func (b *Batch) HandOver() { b.handedOver = true }
 
 // Len returns the number of operations recorded (conditions are not operations).
 func (b *Batch) Len() int { return b.b.Len() }
