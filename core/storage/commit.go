@@ -2,7 +2,6 @@ package storage
 
 import (
 	"errors"
-	"runtime"
 	"sync"
 
 	"github.com/syndtr/goleveldb/leveldb"
@@ -53,13 +52,10 @@ type pendingWrite struct {
 // commit writes b (synced when sync) through the queue, if conds hold, and returns its
 // result. owned: nobody modifies b once it is written (Change.Owned).
 //
-// The writer that takes the token yields the processor once before it collects the
-// queue (runtime.Gosched): the goroutines already runnable (other requests being
-// parsed, on a machine with few CPUs) then queue their writes first and join its group,
-// instead of each paying for a goleveldb write and a journal write(2) of its own. With
-// nothing else runnable the yield returns at once. Measured in docs/benchmarks.md
-// ("Faster KV PUTs"): groups of 1.4 writes on average under the load benchmark, 15 with
-// the yield.
+// The writer that takes the token collects the queue at once. Yielding the processor
+// first (runtime.Gosched) would let more writers join its group (15 writes per group
+// instead of 1.4 under the load benchmark), but behind HTTP the yield cost more than
+// the journal writes it saved (docs/benchmarks.md, "Faster KV PUTs").
 func (db *DB) commit(b *leveldb.Batch, conds []condition, sync, owned bool) error {
 	c := &db.committer
 	p := pendingWrites.Get().(*pendingWrite)
@@ -87,7 +83,6 @@ func (c *committer) await(db *DB, p *pendingWrite) error {
 			return err
 		case c.token <- struct{}{}:
 		}
-		runtime.Gosched() // let runnable writers join the group (see commit)
 		if group := c.take(); len(group) > 0 {
 			c.writeAndAnswer(db, group)
 		}
