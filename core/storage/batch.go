@@ -5,10 +5,14 @@ import "github.com/syndtr/goleveldb/leveldb"
 // Batch collects puts and deletes that DB.Write and Store.Commit apply atomically and in
 // order, and the conditions (Require) under which Commit applies them. Put, Delete and
 // Require copy their arguments, so callers may reuse key and value buffers. A Batch is
-// not safe for concurrent use; its zero value is ready to use.
+// not safe for concurrent use, nor to be copied (its first condition is held inline);
+// its zero value is ready to use.
 type Batch struct {
 	b     leveldb.Batch
 	conds []condition
+	// cond0 holds the first condition, so that a batch with one (core/kv's writes)
+	// does not allocate its slice.
+	cond0 [1]condition
 	// handedOver is set by HandOver: the batch's bytes are never touched again once it
 	// is committed.
 	handedOver bool
@@ -38,7 +42,15 @@ func (b *Batch) Delete(key []byte) { b.b.Delete(key) }
 // when it is committed (NoRevision: only if key is still absent). Otherwise the commit
 // fails with ErrConflict and writes nothing.
 func (b *Batch) Require(key []byte, rev Revision) {
-	b.conds = append(b.conds, condition{key: append([]byte(nil), key...), rev: rev})
+	b.addCondition(condition{key: append([]byte(nil), key...), rev: rev})
+}
+
+// addCondition appends c to the batch's conditions.
+func (b *Batch) addCondition(c condition) {
+	if b.conds == nil {
+		b.conds = b.cond0[:0]
+	}
+	b.conds = append(b.conds, c)
 }
 
 // RequireItem is Require(key, it.Rev) that also hands the store the value of that
@@ -49,7 +61,7 @@ func (b *Batch) Require(key []byte, rev Revision) {
 // change, Change.Item) of this store, the LevelDB implementation also settles the
 // condition without reading key when nothing wrote the key since (writelog.go).
 func (b *Batch) RequireItem(key []byte, it Item) {
-	b.conds = append(b.conds, condition{key: append([]byte(nil), key...), rev: it.Rev, val: it.Value,
+	b.addCondition(condition{key: append([]byte(nil), key...), rev: it.Rev, val: it.Value,
 		hasVal: it.Rev.Exists(), stamp: it.stamp})
 }
 
@@ -68,5 +80,6 @@ func (b *Batch) Size() int { return len(b.b.Dump()) }
 // Reset empties the batch and drops its conditions, keeping its buffer for reuse.
 func (b *Batch) Reset() {
 	b.b.Reset()
+	clear(b.conds) // drop the references to keys and values read
 	b.conds = b.conds[:0]
 }
