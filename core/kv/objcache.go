@@ -1,7 +1,6 @@
 package kv
 
 import (
-	"container/list"
 	"hash/maphash"
 	"sync"
 
@@ -38,8 +37,8 @@ const cacheShards = 64
 
 type cacheShard struct {
 	mu   sync.Mutex // guards m, lru, size and gen
-	m    map[string]*list.Element
-	lru  list.List // front = most recently used; elements hold *cacheEntry
+	m    map[string]*cacheEntry
+	lru  cacheEntry // the sentinel of the entries' ring: lru.next is the most recently used
 	size int64
 	// gen counts the committed changes applied to the shard (put, del): a fill whose
 	// read began before the latest one is dropped.
@@ -49,6 +48,33 @@ type cacheShard struct {
 type cacheEntry struct {
 	key string
 	it  storage.Item // the record and its revision (and read stamp, see Batch.RequireItem)
+	// prev and next link the shard's entries in LRU order (a ring through
+	// cacheShard.lru): no list element of its own to allocate per entry.
+	prev, next *cacheEntry
+}
+
+// unlink removes e from its ring.
+func (e *cacheEntry) unlink() {
+	e.prev.next, e.next.prev = e.next, e.prev
+	e.prev, e.next = nil, nil
+}
+
+// pushFront makes e the most recently used entry of s.
+func (s *cacheShard) pushFront(e *cacheEntry) {
+	if s.lru.next == nil { // the zero shard: an empty ring
+		s.lru.next, s.lru.prev = &s.lru, &s.lru
+	}
+	e.prev, e.next = &s.lru, s.lru.next
+	e.next.prev = e
+	s.lru.next = e
+}
+
+// back returns the least recently used entry of s, nil when s is empty.
+func (s *cacheShard) back() *cacheEntry {
+	if s.lru.prev == &s.lru {
+		return nil
+	}
+	return s.lru.prev
 }
 
 // entryOverhead approximates the memory of one entry beyond its key and value.
@@ -62,7 +88,7 @@ func newObjectCache(maxBytes int64) *objectCache {
 	}
 	c := &objectCache{seed: maphash.MakeSeed(), perShard: maxBytes / cacheShards}
 	for i := range c.shards {
-		c.shards[i].m = map[string]*list.Element{}
+		c.shards[i].m = map[string]*cacheEntry{}
 	}
 	return c
 }
@@ -79,14 +105,14 @@ func (c *objectCache) get(k []byte) (storage.Item, bool) {
 	s := c.shard(k)
 	s.mu.Lock()
 	e, ok := s.m[string(k)]
+	var it storage.Item
 	if ok {
-		s.lru.MoveToFront(e)
+		e.unlink()
+		s.pushFront(e)
+		it = e.it
 	}
 	s.mu.Unlock()
-	if !ok {
-		return storage.Item{}, false
-	}
-	return e.Value.(*cacheEntry).it, true
+	return it, ok
 }
 
 // gen returns the generation of k's shard, to pass to fill.
@@ -137,21 +163,17 @@ func (c *objectCache) putLocked(s *cacheShard, k []byte, it storage.Item) {
 	v := it.Value
 	cost := int64(len(k)+len(v)) + entryOverhead
 	if e, ok := s.m[string(k)]; ok {
-		s.size -= entryCost(e)
-		s.lru.Remove(e)
-		delete(s.m, string(k))
+		s.remove(e)
 	}
 	if cost > c.perShard {
 		return
 	}
 	for s.size+cost > c.perShard {
-		last := s.lru.Back()
-		s.size -= entryCost(last)
-		delete(s.m, last.Value.(*cacheEntry).key)
-		s.lru.Remove(last)
+		s.remove(s.back())
 	}
 	ent := &cacheEntry{key: string(k), it: it}
-	s.m[ent.key] = s.lru.PushFront(ent)
+	s.m[ent.key] = ent
+	s.pushFront(ent)
 	s.size += cost
 }
 
@@ -165,16 +187,20 @@ func (c *objectCache) del(k []byte) {
 	s.mu.Lock()
 	s.gen++
 	if e, ok := s.m[string(k)]; ok {
-		s.size -= entryCost(e)
-		s.lru.Remove(e)
-		delete(s.m, string(k))
+		s.remove(e)
 	}
 	s.mu.Unlock()
 }
 
-func entryCost(e *list.Element) int64 {
-	ce := e.Value.(*cacheEntry)
-	return int64(len(ce.key)+len(ce.it.Value)) + entryOverhead
+// remove drops e from s. Call with s.mu held.
+func (s *cacheShard) remove(e *cacheEntry) {
+	s.size -= entryCost(e)
+	delete(s.m, e.key)
+	e.unlink()
+}
+
+func entryCost(e *cacheEntry) int64 {
+	return int64(len(e.key)+len(e.it.Value)) + entryOverhead
 }
 
 // bytes returns the cache's current size.

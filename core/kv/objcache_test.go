@@ -2,6 +2,7 @@ package kv
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -46,6 +47,56 @@ func TestObjectCacheEvictsByBytes(t *testing.T) {
 	if _, ok := nilCache.get([]byte("x")); ok || nilCache.bytes() != 0 || nilCache.fits([]byte("x"), 1) {
 		t.Fatal("a disabled cache must hold nothing")
 	}
+}
+
+// TestObjectCacheLRU: a shard evicts its least recently used entries first; a get, a
+// replace and a fill make an entry the most recently used; a deleted entry leaves the
+// order of the others as it was.
+func TestObjectCacheLRU(t *testing.T) {
+	const v = 100
+	perEntry := int64(5+v) + entryOverhead // keys of five bytes
+	c := newObjectCache(cacheShards * 3 * perEntry)
+	// Keys that share a shard.
+	var keys []string
+	first := c.shard([]byte("k0000"))
+	for i := 0; len(keys) < 6 && i < 10000; i++ {
+		if k := fmt.Sprintf("k%04d", i); c.shard([]byte(k)) == first {
+			keys = append(keys, k)
+		}
+	}
+	a, b, d, e, f, g := keys[0], keys[1], keys[2], keys[3], keys[4], keys[5]
+	put := func(k string) { c.put([]byte(k), item(make([]byte, v))) }
+	steps := []struct {
+		do   func()
+		want []string // held, in any order
+	}{
+		{func() { put(a); put(b); put(d) }, []string{a, b, d}},
+		{func() { c.get([]byte(a)); put(e) }, []string{a, d, e}}, // b was the least recently used
+		{func() { put(d); put(f) }, []string{d, e, f}},           // d replaced: a is now the oldest
+		{func() { c.del([]byte(e)); put(g) }, []string{d, f, g}}, // a slot was free
+		{func() { c.fill([]byte(a), item(make([]byte, v)), c.gen([]byte(a))) }, []string{f, g, a}},
+	}
+	for i, st := range steps {
+		st.do()
+		var held []string
+		for _, k := range keys {
+			if _, ok := c.shard([]byte(k)).m[k]; ok {
+				held = append(held, k)
+			}
+		}
+		if fmt.Sprint(sorted(held)) != fmt.Sprint(sorted(st.want)) {
+			t.Fatalf("step %d: holds %v, want %v", i, held, st.want)
+		}
+		if n := c.bytes(); n != int64(len(held))*perEntry {
+			t.Fatalf("step %d: %d bytes for %d entries", i, n, len(held))
+		}
+	}
+}
+
+func sorted(s []string) []string {
+	out := append([]string(nil), s...)
+	slices.Sort(out)
+	return out
 }
 
 // TestObjectCacheFill: a fill (a read from storage) is dropped when a committed change

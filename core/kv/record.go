@@ -63,8 +63,12 @@ var errCorrupt = errors.New("kv: corrupt object record")
 // r.rawClock is set to those bytes of the (immutable) result, so that r.object hands them
 // to clients without encoding the clock again.
 func (r *record) encode() []byte {
-	clkLen := r.clock.EncodedLen()
-	n := 16 + clkLen
+	return r.appendEncode(make([]byte, 0, r.encodedLen()))
+}
+
+// encodedLen returns an upper bound of the length of the record's stored form.
+func (r *record) encodedLen() int {
+	n := 16 + r.clock.EncodedLen()
 	for i := range r.siblings {
 		s := &r.siblings[i]
 		n += 64 + len(s.Value) + len(s.ContentType) + len(s.Charset) + len(s.Encoding) + len(s.VTag) + len(s.dot.Actor)
@@ -78,7 +82,13 @@ func (r *record) encode() []byte {
 			n += 4 + len(e.Field) + len(e.Value)
 		}
 	}
-	b := make([]byte, 0, n)
+	return n
+}
+
+// appendEncode appends the record's stored form to b (see encode); r.rawClock is set
+// to the clock's bytes in the result.
+func (r *record) appendEncode(b []byte) []byte {
+	clkLen := r.clock.EncodedLen()
 	b = append(b, recordVersion)
 	b = binary.AppendUvarint(b, uint64(clkLen))
 	clkStart := len(b)

@@ -64,6 +64,38 @@ func TestRecordEncodeSetsRawClock(t *testing.T) {
 	}
 }
 
+// TestPutRecord: putRecord stores the record's encoding, and the record keeps its
+// clock bytes after its recycled buffer has encoded other records.
+func TestPutRecord(t *testing.T) {
+	db, err := storage.Open(t.TempDir(), storage.Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	recs := testRecords()
+	for name, r := range recs {
+		t.Run(name, func(t *testing.T) {
+			want := r.encode()
+			k := objectKey("default", "b", name)
+			var b storage.Batch
+			putRecord(&b, k, r)
+			for _, other := range recs { // reuses the pool's buffers
+				var ob storage.Batch
+				putRecord(&ob, k, &record{clock: other.clock, siblings: other.siblings})
+			}
+			if got, clk := r.object("default", "b", name).VClock, r.clock.Encode(); !bytes.Equal(got, clk) {
+				t.Fatalf("clock after the buffer was reused %x, want %x", got, clk)
+			}
+			if err := db.Write(&b, false); err != nil {
+				t.Fatal(err)
+			}
+			if got, err := db.Get(k); err != nil || !bytes.Equal(got, want) {
+				t.Fatalf("stored %x (%v), want %x", got, err, want)
+			}
+		})
+	}
+}
+
 // BenchmarkRecordEncode is a write's encoding work: the stored form and the client view
 // of a one-sibling record with a 1 KiB value.
 func BenchmarkRecordEncode(b *testing.B) {

@@ -1,6 +1,7 @@
 package kv
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -214,6 +215,10 @@ func (s *Service) applyChanges(changes []storage.Change) {
 		case storage.TagObject:
 			if c.Value == nil || !s.cache.fits(c.Key, len(c.Value)) {
 				s.cache.del(c.Key)
+				continue
+			}
+			if c.Owned { // this service's own writes (writeOnce hands its batch over)
+				s.cache.put(c.Key, c.Item(c.Value))
 				continue
 			}
 			buf := make([]byte, len(c.Key)+len(c.Value)) // one allocation for both
@@ -729,7 +734,8 @@ func (s *Service) writeOnce(ctx context.Context, op writeOp, fresh bool) (*core.
 	}
 	var b storage.Batch
 	b.RequireItem(op.k, read) // the store derives the old postings from what was read
-	b.Put(op.k, next.encode())
+	putRecord(&b, op.k, next)
+	b.HandOver() // b is not used again: the object cache keeps the committed bytes as they are
 	if err := s.db.Commit(ctx, &b, op.sync); err != nil {
 		switch {
 		case errors.Is(err, storage.ErrConflict):
@@ -741,6 +747,27 @@ func (s *Service) writeOnce(ctx context.Context, op writeOp, fresh bool) (*core.
 	}
 	return next.object(typ, bucket, key), nil
 }
+
+// putRecord records storing next under k in b. The record is encoded in a recycled
+// buffer, since b.Put copies it: a PUT's only garbage of the record's size is then the
+// batch's copy. next.rawClock, which pointed into the buffer, gets a copy of its own.
+func putRecord(b *storage.Batch, k []byte, next *record) {
+	buf := encodeBufs.Get().(*[]byte)
+	enc := next.appendEncode((*buf)[:0])
+	b.Put(k, enc)
+	next.rawClock = bytes.Clone(next.rawClock)
+	if cap(enc) <= maxPooledEncode {
+		*buf = enc[:0]
+		encodeBufs.Put(buf)
+	}
+}
+
+// encodeBufs recycles the buffers of putRecord.
+var encodeBufs = sync.Pool{New: func() any { return new([]byte) }}
+
+// maxPooledEncode is the largest buffer kept in encodeBufs: larger records (large
+// values) are rare enough to allocate.
+const maxPooledEncode = 64 << 10
 
 // resolve computes the record after writing value v with causal context ctxClock over
 // the stored record cur (nil when absent) whose decoded clock is stored:

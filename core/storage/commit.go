@@ -27,13 +27,22 @@ type committer struct {
 	revs map[string]Revision
 	// prep prepares groups (seam.go); guarded by token, reused from group to group.
 	prep writeReplay
+	// group holds the group being written; guarded by token, reused from group to group
+	// (emptied once every member has its result).
+	group []*pendingWrite
 }
+
+// pendingWrites recycles pendingWrite values with their channels: a write allocates
+// neither. A value goes back once its writer has received its result; the token
+// holder that sent it reads only the members after it (writeAndAnswer).
+var pendingWrites = sync.Pool{New: func() any { return &pendingWrite{done: make(chan error, 1)} }}
 
 // pendingWrite is one caller's batch waiting in the queue.
 type pendingWrite struct {
 	b     *leveldb.Batch
 	conds []condition // checked in the commit goroutine (Batch.Require)
 	sync  bool
+	owned bool       // b is never touched again once written (Batch.HandOver)
 	done  chan error // capacity 1: the write's result
 	// err, set while the group is prepared, fails this write alone (a conflict, a
 	// failed read of a condition, a failed DeriveFunc): nothing of it is written.
@@ -41,13 +50,28 @@ type pendingWrite struct {
 }
 
 // commit writes b (synced when sync) through the queue, if conds hold, and returns its
-// result.
-func (db *DB) commit(b *leveldb.Batch, conds []condition, sync bool) error {
+// result. owned: nobody modifies b once it is written (Change.Owned).
+//
+// The writer that takes the token collects the queue at once. Yielding the processor
+// first (runtime.Gosched) would let more writers join its group (15 writes per group
+// instead of 1.4 under the load benchmark), but behind HTTP the yield cost more than
+// the journal writes it saved (docs/benchmarks.md, "Faster KV PUTs").
+func (db *DB) commit(b *leveldb.Batch, conds []condition, sync, owned bool) error {
 	c := &db.committer
-	p := &pendingWrite{b: b, conds: conds, sync: sync, done: make(chan error, 1)}
+	p := pendingWrites.Get().(*pendingWrite)
+	p.b, p.conds, p.sync, p.owned = b, conds, sync, owned
 	c.mu.Lock()
 	c.queue = append(c.queue, p)
 	c.mu.Unlock()
+	err := c.await(db, p)
+	*p = pendingWrite{done: p.done} // the channel is empty: its one result was received
+	pendingWrites.Put(p)
+	return err
+}
+
+// await waits for p's result, writing groups (p's, or ones before it) whenever it
+// holds the token.
+func (c *committer) await(db *DB, p *pendingWrite) error {
 	for {
 		select {
 		case err := <-p.done:
@@ -60,21 +84,30 @@ func (db *DB) commit(b *leveldb.Batch, conds []condition, sync bool) error {
 		case c.token <- struct{}{}:
 		}
 		if group := c.take(); len(group) > 0 {
-			err := db.writeGroup(group)
-			for _, q := range group {
-				if q.err != nil {
-					q.done <- q.err
-				} else {
-					q.done <- err
-				}
-			}
+			c.writeAndAnswer(db, group)
 		}
 		<-c.token
 	}
 }
 
+// writeAndAnswer writes group and sends each member its result. Call with the token;
+// group is c.group, emptied afterwards. A member answered may already be back in
+// pendingWrites (and in use by another write) while the rest are answered: only the
+// later members are read.
+func (c *committer) writeAndAnswer(db *DB, group []*pendingWrite) {
+	err := db.writeGroup(group)
+	for _, q := range group {
+		if q.err != nil {
+			q.done <- q.err
+		} else {
+			q.done <- err
+		}
+	}
+	clear(group)
+}
+
 // take removes from the queue the oldest batch and the ones after it that fit in
-// maxGroupBytes with it.
+// maxGroupBytes with it. The group is c.group, reused: call with the token.
 func (c *committer) take() []*pendingWrite {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -87,10 +120,14 @@ func (c *committer) take() []*pendingWrite {
 		size += s
 		n++
 	}
-	group := make([]*pendingWrite, n)
-	copy(group, c.queue)
-	c.queue = append(c.queue[:0], c.queue[n:]...)
-	return group
+	if cap(c.group) > maxReuse {
+		c.group = nil
+	}
+	c.group = append(c.group[:0], c.queue[:n]...)
+	rest := copy(c.queue, c.queue[n:])
+	clear(c.queue[rest:])
+	c.queue = c.queue[:rest]
+	return c.group
 }
 
 // writeGroup writes one group: it checks each write's conditions and computes its

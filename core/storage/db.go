@@ -250,21 +250,21 @@ func (db *DB) Write(b *Batch, sync bool) error {
 	if b == nil || b.b.Len() == 0 && len(b.conds) == 0 {
 		return nil
 	}
-	return db.commit(&b.b, b.conds, sync)
+	return db.commit(&b.b, b.conds, sync, b.handedOver)
 }
 
 // Put stores value under key; sync as for Write.
 func (db *DB) Put(key, value []byte, sync bool) error {
 	b := new(leveldb.Batch)
 	b.Put(key, value)
-	return db.commit(b, nil, sync)
+	return db.commit(b, nil, sync, true) // b is this call's own
 }
 
 // Delete removes key (deleting a missing key is not an error); sync as for Write.
 func (db *DB) Delete(key []byte, sync bool) error {
 	b := new(leveldb.Batch)
 	b.Delete(key)
-	return db.commit(b, nil, sync)
+	return db.commit(b, nil, sync, true) // b is this call's own
 }
 
 var (

@@ -21,7 +21,9 @@
 //     before and the value being committed, and applied in the same batch; so a replica
 //     applying a record it did not write recomputes them.
 //   - Subscribe reports every commit's keys, values and revisions, in commit order,
-//     before the writer is acknowledged: caches follow it.
+//     before the writer is acknowledged: caches follow it. A change's bytes are lent
+//     for the call, unless its writer handed its batch over (Batch.HandOver): then
+//     Change.Owned lets a cache keep them without a copy.
 //   - Snapshots and iterators read a consistent, ordered view.
 //
 // The LevelDB's revision of a value is a hash of its bytes (nothing is stored, so the

@@ -473,6 +473,7 @@ type writeReplay struct {
 	db      *DB
 	r       *groupReader
 	notify  bool
+	owned   bool     // the write being prepared is pendingWrite.owned
 	derived Derived  // the derived writes of the write being prepared
 	changes []Change // of the writes accepted so far, and the current one
 	err     error
@@ -501,8 +502,8 @@ func (w *writeReplay) prepareWrite(p *pendingWrite) error {
 		}
 	}
 	n := len(w.changes)
-	w.err = nil
-	_ = p.b.Replay(w)
+	w.err, w.owned = nil, p.owned
+	_ = p.b.Replay(w) // the keys and values replayed are p.b's own bytes
 	if w.err != nil {
 		w.changes = w.changes[:n]
 		return w.err
@@ -554,7 +555,7 @@ func (w *writeReplay) op(key, value []byte) {
 	}
 	w.r.local = append(w.r.local, overlayEntry{key: key, overlayValue: ov})
 	if w.notify {
-		w.changes = append(w.changes, Change{Key: key, Value: value, Rev: ov.rev})
+		w.changes = append(w.changes, Change{Key: key, Value: value, Rev: ov.rev, Owned: w.owned})
 	}
 }
 

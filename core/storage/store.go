@@ -103,10 +103,15 @@ type Item struct {
 
 // Change is one committed put or delete of a key, as Subscribe reports it. Value is nil
 // for a delete (Rev is then NoRevision). Key and Value are only valid during the call:
-// copy them to keep them. Derived writes are not reported.
+// copy them to keep them, unless Owned. Derived writes are not reported.
 type Change struct {
 	Key, Value []byte
 	Rev        Revision
+	// Owned reports that Key and Value are never modified again (their writer handed
+	// its batch over, Batch.HandOver): a subscriber may keep them without copying, and
+	// must not modify them either. False when in doubt (other implementations may
+	// always leave it false).
+	Owned bool
 	// stamp makes the change's item (Item) as good as a Read's for RequireItem; zero
 	// from other implementations.
 	stamp readStamp

@@ -24,6 +24,9 @@ type writeLog struct {
 	// earlier stamp.
 	floor uint64
 	last  [writeLogBuckets]uint64 // the seq of the last group that wrote a key of each bucket
+	// replay notes a group's keys (record); a field, so that replaying into it does not
+	// allocate.
+	replay logReplay
 }
 
 // writeLogBuckets is the size of the table: 512 KiB of group numbers. With a read's
@@ -70,7 +73,8 @@ func (l *writeLog) unchanged(key []byte, s readStamp) bool {
 // group was visible.
 func (l *writeLog) record(b *leveldb.Batch, changes []Change, gen uint64) {
 	seq := l.seq.Load() + 1
-	_ = b.Replay(logReplay{l, seq})
+	l.replay = logReplay{l, seq}
+	_ = b.Replay(&l.replay)
 	for i := range changes {
 		changes[i].stamp = readStamp{log: l, seq: seq, bucket: keyBucket(changes[i].Key), gen: gen}
 	}
@@ -91,5 +95,5 @@ type logReplay struct {
 	seq uint64
 }
 
-func (r logReplay) Put(key, _ []byte) { r.l.last[keyBucket(key)] = r.seq }
-func (r logReplay) Delete(key []byte) { r.l.last[keyBucket(key)] = r.seq }
+func (r *logReplay) Put(key, _ []byte) { r.l.last[keyBucket(key)] = r.seq }
+func (r *logReplay) Delete(key []byte) { r.l.last[keyBucket(key)] = r.seq }

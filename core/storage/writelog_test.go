@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"testing"
 
@@ -230,5 +231,73 @@ func TestRequireItemOfChange(t *testing.T) {
 	}
 	if err := commitOn(it, "v3"); !errors.Is(err, ErrConflict) {
 		t.Fatalf("commit on a stale change's item: %v, want a conflict", err)
+	}
+}
+
+// TestChangeOwned: a change is Owned exactly when its writer handed its batch over
+// (Batch.HandOver, or DB.Put and DB.Delete, whose batches are their own), in a group of
+// one or of several members; an owned change's bytes are the batch's and stay as
+// committed.
+func TestChangeOwned(t *testing.T) {
+	ctx := context.Background()
+	db := openTest(t)
+	var mu sync.Mutex
+	owned := map[string]bool{}
+	kept := map[string][]byte{}
+	cancel := db.Subscribe(func(cs []Change) {
+		mu.Lock()
+		defer mu.Unlock()
+		for _, c := range cs {
+			owned[string(c.Key)] = c.Owned
+			if c.Owned {
+				kept[string(c.Key)] = c.Value // kept without a copy, as the contract allows
+			}
+		}
+	})
+	defer cancel()
+	commit := func(key string, handOver bool) {
+		t.Helper()
+		var b Batch
+		b.Put(k(key), []byte("v-"+key))
+		if handOver {
+			b.HandOver()
+		}
+		if err := db.Commit(ctx, &b, false); err != nil {
+			t.Fatal(err)
+		}
+	}
+	commit("lent", false)
+	commit("handed", true)
+	mustPut(t, db, k("put"), "v-put")
+	if err := db.Delete(k("put"), false); err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup // concurrent writers: groups of several members
+	for i := 0; i < 32; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			commit(fmt.Sprint("c", i), i%2 == 0)
+		}()
+	}
+	wg.Wait()
+	want := map[string]bool{"lent": false, "handed": true, "put": true}
+	for i := 0; i < 32; i++ {
+		want[fmt.Sprint("c", i)] = i%2 == 0
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	for key, w := range want {
+		if got, ok := owned[string(k(key))]; !ok || got != w {
+			t.Errorf("%s: Owned %v (notified %v), want %v", key, got, ok, w)
+		}
+	}
+	for key, w := range want {
+		if !w || key == "put" { // "put": the delete's change (no value) came last
+			continue
+		}
+		if v := kept[string(k(key))]; string(v) != "v-"+key {
+			t.Errorf("kept value of %s is %q, want %q", key, v, "v-"+key)
+		}
 	}
 }
