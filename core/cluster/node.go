@@ -15,6 +15,7 @@ import (
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+	"github.com/nats-io/nuid"
 
 	"github.com/cairnkv/cairn/core/storage"
 )
@@ -37,6 +38,7 @@ type Node struct {
 	mu       sync.Mutex     // guards appliers and closed
 	appliers map[string]*applier
 	closed   bool
+	token    string // the embedded server's client token
 	// ensured records the streams known to exist (by name), so that a write creates a
 	// stream at most once per process.
 	ensured sync.Map
@@ -98,12 +100,13 @@ func (n *Node) connect() error {
 		n.nc, n.servers = nc, 0 // learnt when the META stream is created
 		return nil
 	}
+	n.token = nuid.Next() + nuid.Next()
 	srv, err := n.startServer()
 	if err != nil {
 		return err
 	}
 	n.srv, n.servers = srv, n.cfg.servers()
-	nc, err := nats.Connect("", nats.InProcessServer(srv), name, nats.MaxReconnects(-1))
+	nc, err := nats.Connect("", nats.InProcessServer(srv), name, nats.Token(n.token), nats.MaxReconnects(-1))
 	if err != nil {
 		return fmt.Errorf("cluster: connect in-process: %w", err)
 	}
@@ -120,9 +123,14 @@ func (n *Node) startServer() (*server.Server, error) {
 	for _, p := range n.cfg.Peers {
 		routes = append(routes, "nats-route://"+p)
 	}
+	// The server's routing starts only after its client listener, so it has one: on a
+	// random loopback port, behind a token drawn at random at each start that only this
+	// process knows (Cairn itself connects in-process).
 	opts := &server.Options{
-		ServerName: n.cfg.NodeName,
-		DontListen: true,
+		ServerName:    n.cfg.NodeName,
+		Host:          "127.0.0.1",
+		Port:          server.RANDOM_PORT,
+		Authorization: n.token,
 		JetStream:  true,
 		StoreDir:   filepath.Join(n.cfg.DataDir, NATSDir),
 		MaxPayload: maxPayload,
@@ -282,9 +290,10 @@ func (n *Node) checkSettings(ctx context.Context, meta streamRef) error {
 	msg := nats.NewMsg(subj)
 	msg.Data = append([]byte{kindConfig}, mine...)
 	msg.Header.Set(jetstream.ExpectedLastSubjSeqHeader, "0")
-	pctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	pctx, cancel := context.WithTimeout(ctx, n.cfg.StartTimeout)
 	defer cancel()
-	if _, err := n.js.PublishMsg(pctx, msg); err == nil || !isWrongSequence(err) {
+	_, err := retryUnanswered(pctx, func(ctx context.Context) (*jetstream.PubAck, error) { return n.js.PublishMsg(ctx, msg) })
+	if err == nil || !isWrongSequence(err) {
 		if err != nil {
 			return fmt.Errorf("cluster: record settings: %w", err)
 		}

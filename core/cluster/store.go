@@ -308,9 +308,41 @@ func (s *Store) commitReplicated(ctx context.Context, repl []storage.Op, conds [
 	return nil
 }
 
-// publish publishes msgs, one alone or as an atomic batch, and returns the stream
-// sequence of the last.
+// publish publishes msgs (publishOnce), again while the stream has no leader to
+// answer (an election: at start, after a node's loss), until ctx ends. Publishing
+// again is safe: a conditional message already stored meets its own sequence and is
+// refused as a conflict; an unconditional one writes the same record again.
 func (s *Store) publish(ctx context.Context, msgs []pubMsg) (uint64, error) {
+	return retryUnanswered(ctx, func(ctx context.Context) (uint64, error) { return s.publishOnce(ctx, msgs) })
+}
+
+// retryUnanswered runs fn, again with a growing pause while it fails because no
+// stream leader answered, until ctx ends.
+func retryUnanswered[T any](ctx context.Context, fn func(ctx context.Context) (T, error)) (T, error) {
+	pause := 50 * time.Millisecond
+	for {
+		actx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		v, err := fn(actx)
+		cancel()
+		if err == nil || !unanswered(err) || ctx.Err() != nil {
+			return v, err
+		}
+		if !sleepCtx(ctx, pause) {
+			return v, err
+		}
+		pause = min(2*pause, time.Second)
+	}
+}
+
+// unanswered reports whether err means no stream leader answered in time.
+func unanswered(err error) bool {
+	return errors.Is(err, jetstream.ErrNoStreamResponse) || errors.Is(err, nats.ErrNoResponders) ||
+		errors.Is(err, context.DeadlineExceeded) || errors.Is(err, nats.ErrTimeout)
+}
+
+// publishOnce publishes msgs, one alone or as an atomic batch, and returns the stream
+// sequence of the last.
+func (s *Store) publishOnce(ctx context.Context, msgs []pubMsg) (uint64, error) {
 	if len(msgs) == 1 {
 		ack, err := s.node.js.PublishMsg(ctx, msgs[0].natsMsg())
 		if err != nil {
