@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
@@ -28,6 +29,9 @@ type applier struct {
 	// replaced) whenever it grows.
 	applied uint64
 	changed chan struct{}
+	// pending is what the stream held after the last message applied, as its
+	// metadata said (the apply lag, for /stats).
+	pending atomic.Uint64
 }
 
 // Applier tuning.
@@ -125,12 +129,14 @@ func (a *applier) consume() error {
 	if err != nil {
 		return err
 	}
+	// A short heartbeat: a consumer whose server is lost is recreated (by the ordered
+	// consumer, from the last sequence delivered) within seconds.
 	cc, err := c.Consume(func(m jetstream.Msg) {
 		select {
 		case a.msgs <- m:
 		case <-a.n.ctx.Done():
 		}
-	})
+	}, jetstream.PullExpiry(5*time.Second), jetstream.PullHeartbeat(time.Second))
 	if err != nil {
 		return err
 	}
@@ -265,6 +271,7 @@ func (a *applier) apply(group []jetstream.Msg) bool {
 			continue
 		}
 		seq := md.Sequence.Stream
+		a.pending.Store(md.NumPending)
 		if seq <= applied {
 			continue // redelivered
 		}
