@@ -42,6 +42,21 @@ type Node struct {
 	// ensured records the streams known to exist (by name), so that a write creates a
 	// stream at most once per process.
 	ensured sync.Map
+	// handles caches the jetstream.Stream of each stream name (for Sync's gets).
+	handles sync.Map
+}
+
+// streamHandle returns the handle of stream name (cached).
+func (n *Node) streamHandle(ctx context.Context, name string) (jetstream.Stream, error) {
+	if h, ok := n.handles.Load(name); ok {
+		return h.(jetstream.Stream), nil
+	}
+	h, err := n.js.Stream(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	n.handles.Store(name, h)
+	return h, nil
 }
 
 // Open starts the cluster node of cfg over the local DB local: the embedded NATS
@@ -115,8 +130,8 @@ func (n *Node) connect() error {
 }
 
 // startServer starts the embedded NATS server: JetStream on, its store under the data
-// directory, routes on cfg.Listen to cfg.Peers, no client listener (Cairn connects
-// in-process).
+// directory, routes on cfg.Listen to cfg.Peers, a client listener on loopback behind a
+// token (Cairn connects in-process).
 func (n *Node) startServer() (*server.Server, error) {
 	host, port, _ := splitHostPort(n.cfg.Listen)
 	var routes []string
@@ -265,7 +280,7 @@ func isPlacementError(err error) bool {
 }
 
 // streamConfig is the JetStream configuration of s with r replicas: one message per
-// subject (each key's latest record), atomic batches, direct gets.
+// subject (each key's latest record), atomic batches.
 func streamConfig(s streamRef, r int) jetstream.StreamConfig {
 	return jetstream.StreamConfig{
 		Name:               s.name(),
@@ -275,7 +290,8 @@ func streamConfig(s streamRef, r int) jetstream.StreamConfig {
 		Discard:            jetstream.DiscardOld,
 		Storage:            jetstream.FileStorage,
 		Replicas:           r,
-		AllowDirect:        true,
+		// No direct gets: followers answer those and may lag; Sync asks the leader.
+		AllowDirect:        false,
 		AllowAtomicPublish: true,
 		MaxMsgSize:         maxPayload,
 	}

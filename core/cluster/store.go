@@ -421,7 +421,7 @@ func (s *Store) Sync(ctx context.Context, key []byte) error {
 
 // syncKey waits until the local applier of stream reached key's latest sequence.
 func (s *Store) syncKey(ctx context.Context, stream streamRef, key []byte) error {
-	st, err := s.node.js.Stream(ctx, stream.name())
+	st, err := s.node.streamHandle(ctx, stream.name())
 	if errors.Is(err, jetstream.ErrStreamNotFound) {
 		return nil
 	}

@@ -214,7 +214,7 @@ func DefaultConfig() Config {
 		DeleteReapDelay: 3 * time.Second,
 
 		ClusterPartitions: cluster.DefaultPartitions,
-		ShutdownTimeout: 10 * time.Second,
+		ShutdownTimeout:   10 * time.Second,
 
 		MaxObjectMetaEntries: kv.DefaultMaxMetaEntries,
 		MaxObjectHeaderBytes: kv.DefaultMaxHeaderBytes,

@@ -35,11 +35,11 @@ import (
 
 // Server is a running (or ready to run) Cairn.
 type Server struct {
-	cfg     Config
-	log     *slog.Logger
-	db      storage.Store
+	cfg Config
+	log *slog.Logger
+	db  storage.Store
 	// node is the cluster node (nil standalone); db is then its replicated store.
-	node *cluster.Node
+	node    *cluster.Node
 	kv      *kv.Service
 	mods    *modules.Service // nil without a module runtime
 	stats   *stats.Registry

@@ -1,6 +1,7 @@
 package storage
 
 import (
+	"context"
 	"errors"
 	"fmt"
 )
@@ -106,4 +107,13 @@ func (db *DB) CheckDerive(ops []Op) error {
 		seen[string(op.Key)] = value
 	}
 	return nil
+}
+
+// Freshener is implemented by replicated stores whose reads are served by a local
+// replica that may lag: Sync waits until the replica has applied every write of key
+// acknowledged before Sync began (anywhere in the cluster), bounded by ctx. Services
+// call it before a read that asks for more than the local replica (kv: r > 1 or
+// pr > 0). *DB does not implement it: it has nothing to wait for.
+type Freshener interface {
+	Sync(ctx context.Context, key []byte) error
 }
