@@ -283,13 +283,13 @@ func isPlacementError(err error) bool {
 // subject (each key's latest record), atomic batches.
 func streamConfig(s streamRef, r int) jetstream.StreamConfig {
 	return jetstream.StreamConfig{
-		Name:               s.name(),
-		Subjects:           []string{s.subjects()},
-		Retention:          jetstream.LimitsPolicy,
-		MaxMsgsPerSubject:  1,
-		Discard:            jetstream.DiscardOld,
-		Storage:            jetstream.FileStorage,
-		Replicas:           r,
+		Name:              s.name(),
+		Subjects:          []string{s.subjects()},
+		Retention:         jetstream.LimitsPolicy,
+		MaxMsgsPerSubject: 1,
+		Discard:           jetstream.DiscardOld,
+		Storage:           jetstream.FileStorage,
+		Replicas:          r,
 		// No direct gets: followers answer those and may lag; Sync asks the leader.
 		AllowDirect:        false,
 		AllowAtomicPublish: true,
