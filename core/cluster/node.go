@@ -294,6 +294,8 @@ func streamConfig(s streamRef, r int) jetstream.StreamConfig {
 		AllowDirect:        false,
 		AllowAtomicPublish: true,
 		MaxMsgSize:         maxPayload,
+		// Message ids only need to outlive a commit's attempts (publishTimeout).
+		Duplicates: publishTimeout + 10*time.Second,
 	}
 }
 
