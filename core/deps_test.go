@@ -28,6 +28,8 @@ var layers = [][]string{
 	// Storage-level building blocks and the extension contract; the conformance suites
 	// every store and blob store implementation runs.
 	{"core/index", "core/hooks", "core/security", "core/storage/storagetest", "core/storage/blobtest"},
+	// The replicated blob store on NATS JetStream.
+	{"core/cluster/jsblob", "core/cluster/jsblob/internal/natstest"},
 	// The services.
 	{"core/kv", "core/s3", "core/modules"},
 	// MapReduce runs over the KV service.
@@ -46,8 +48,13 @@ var httpPkgs = []string{"core/kvapi", "core/s3api", "core/httpx", "core/server",
 
 // httpVia names, for a core package outside httpPkgs, the third-party packages through
 // which it may reach net/http without serving HTTP itself: Prometheus's client links
-// net/http, and core/stats only registers collectors.
-var httpVia = map[string][]string{"core/stats": {"github.com/prometheus/"}}
+// net/http, and core/stats only registers collectors; NATS's client and server link it
+// (websockets, monitoring), and core/cluster/jsblob serves no HTTP.
+var httpVia = map[string][]string{
+	"core/stats":                            {"github.com/prometheus/"},
+	"core/cluster/jsblob":                   {"github.com/nats-io/"},
+	"core/cluster/jsblob/internal/natstest": {"github.com/nats-io/"},
+}
 
 // purePkgs are the wire packages: they may reach only the standard library and
 // pureAllowed (no storage, no service, no third-party code).
