@@ -283,3 +283,49 @@ func TestBadInput(t *testing.T) {
 		}
 	}
 }
+
+// failAfter is a writer that fails once it took n bytes.
+type failAfter struct{ n int }
+
+func (f *failAfter) Write(p []byte) (int, error) {
+	if len(p) > f.n {
+		k := f.n
+		f.n = 0
+		return k, errors.New("client went away")
+	}
+	f.n -= len(p)
+	return len(p), nil
+}
+
+// TestCopyRangeStops shows CopyRange ending, its fetches ahead included, when the
+// client's writer fails or the reader's context ends, and every range of a blob of
+// many chunks read right with the fetches ahead.
+func TestCopyRangeStops(t *testing.T) {
+	nodes := natstest.Start(t, 1)
+	s := newStore(t, nodes[0].JS, Config{ChunkSize: 1000, ReadAhead: 3})
+	want := data(20_000, 7)
+	put(t, s, []byte("r"), want)
+	ctx, cancel := context.WithCancel(context.Background())
+	r, err := s.Open(ctx, []byte("r"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	for _, c := range [][2]int64{{0, 20_000}, {999, 2}, {1000, 1000}, {1500, 17_001}, {19_999, 1}, {7_777, 0}} {
+		var buf bytes.Buffer
+		if n, err := r.CopyRange(&buf, c[0], c[1]); n != c[1] || err != nil || !bytes.Equal(buf.Bytes(), want[c[0]:c[0]+c[1]]) {
+			t.Errorf("CopyRange(%d, %d) = %d, %v", c[0], c[1], n, err)
+		}
+	}
+	if n, err := r.CopyRange(&failAfter{n: 2500}, 0, 20_000); n != 2500 || err == nil {
+		t.Errorf("CopyRange to a writer failing after 2500 bytes = %d, %v", n, err)
+	}
+	cancel()
+	if n, err := r.CopyRange(io.Discard, 0, 20_000); !errors.Is(err, context.Canceled) {
+		t.Errorf("CopyRange with its context ended = %d, %v", n, err)
+	}
+	r.Close()
+	if _, err := r.ReadAt(make([]byte, 1), 0); err == nil {
+		t.Error("ReadAt after Close succeeded")
+	}
+}

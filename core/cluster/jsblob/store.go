@@ -47,6 +47,8 @@ const (
 	DefaultChunkSize = 256 << 10
 	// DefaultWindow is how many chunks a writer has in flight unacknowledged.
 	DefaultWindow = 4
+	// DefaultReadAhead is how many chunks a reader's CopyRange fetches ahead.
+	DefaultReadAhead = 2
 	// DefaultReaderGrace is how long the chunks of a removed blob stay readable to the
 	// readers opened before the removal.
 	DefaultReaderGrace = time.Hour
@@ -81,6 +83,9 @@ type Config struct {
 	// Window is how many chunks a writer publishes ahead of their acknowledgements
 	// (DefaultWindow): a writer holds at most Window+1 chunks of memory.
 	Window int
+	// ReadAhead is how many chunks CopyRange fetches ahead of the one it writes
+	// (DefaultReadAhead): a reader holds at most ReadAhead+1 chunks of memory.
+	ReadAhead int
 	// ReaderGrace is how long a removed blob's chunks stay for the readers opened
 	// before the removal (DefaultReaderGrace).
 	ReaderGrace time.Duration
@@ -108,6 +113,9 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	if c.Window <= 0 {
 		c.Window = DefaultWindow
+	}
+	if c.ReadAhead <= 0 {
+		c.ReadAhead = DefaultReadAhead
 	}
 	if c.ReaderGrace <= 0 {
 		c.ReaderGrace = DefaultReaderGrace
