@@ -4,11 +4,15 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"sync/atomic"
 	"testing"
 
 	"github.com/cairnkv/cairn/core/cluster/jsblob/internal/natstest"
 	"github.com/cairnkv/cairn/core/storage"
 )
+
+// benchIDs numbers the blobs the benchmark writes: -count runs it again on a store.
+var benchIDs atomic.Int64
 
 // benchBlobSize is the size of the blobs the benchmark writes and reads.
 const benchBlobSize = 4 << 20
@@ -44,11 +48,11 @@ func BenchmarkBlobs(b *testing.B) {
 			s := st.open(b)
 			b.Run("write", func(b *testing.B) {
 				b.SetBytes(benchBlobSize)
-				for i := 0; b.Loop(); i++ {
-					writeBench(b, s, []byte(fmt.Sprintf("w%d", i)), data)
+				for b.Loop() {
+					writeBench(b, s, []byte(fmt.Sprintf("w%d", benchIDs.Add(1))), data)
 				}
 			})
-			id := []byte("read")
+			id := []byte(fmt.Sprintf("r%d", benchIDs.Add(1)))
 			writeBench(b, s, id, data)
 			b.Run("read", func(b *testing.B) {
 				b.SetBytes(benchBlobSize)

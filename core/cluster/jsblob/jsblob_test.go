@@ -273,6 +273,9 @@ func TestBadInput(t *testing.T) {
 			t.Errorf("config %+v accepted", c)
 		}
 	}
+	if _, err := New(ctx, nodes[0].JS, Config{ChunkSize: MaxChunkSize}); err == nil || !strings.Contains(err.Error(), "max_payload") {
+		t.Errorf("chunks larger than the server's max_payload: %v", err)
+	}
 	for _, bad := range []string{`{"state":"committed","gen":1,"size":-1,"chunk":10}`, `{"state":"committed","gen":1,"size":1,"chunk":0}`,
 		`{"state":"committed","size":1,"chunk":10}`, `{"state":"removed"}`, `{"state":"other"}`, `not json`} {
 		if _, err := nodes[0].JS.Publish(ctx, s.headSubj("0102"), []byte(bad)); err != nil {

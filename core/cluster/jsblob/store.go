@@ -157,6 +157,9 @@ func New(ctx context.Context, js jetstream.JetStream, cfg Config) (*Store, error
 	if err != nil {
 		return nil, err
 	}
+	if mp := js.Conn().MaxPayload(); mp > 0 && int64(cfg.ChunkSize+headerRoom) > mp {
+		return nil, fmt.Errorf("jsblob: chunks of %d bytes need a max_payload of %d, the server allows %d", cfg.ChunkSize, cfg.ChunkSize+headerRoom, mp)
+	}
 	sc := jetstream.StreamConfig{
 		Name:              cfg.Stream,
 		Description:       "Cairn: the bytes of S3 objects (core/cluster/jsblob)",
