@@ -31,6 +31,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/cairnkv/cairn/core/storage"
@@ -341,15 +342,49 @@ func (s *Store) readHead(ctx context.Context, hid string, leader bool) (head, er
 	return decodeHead(m.Sequence, m.Data)
 }
 
-// getDirect reads the last message of subj from any replica.
+// getDirect reads the last message of subj from any replica, or from the leader if no
+// replica answers within leaderAttempt (none serves direct gets yet on a new stream,
+// and a replica may not answer while the stream elects a leader).
 func (s *Store) getDirect(ctx context.Context, subj string) (*jetstream.RawStreamMsg, error) {
-	ctx, cancel := s.withTimeout(ctx)
+	actx, cancel := context.WithTimeout(ctx, leaderAttempt)
 	defer cancel()
-	m, err := s.stream.GetLastMsgForSubject(ctx, subj)
+	m, err := s.stream.GetLastMsgForSubject(actx, subj)
+	if errors.Is(err, nats.ErrNoResponders) || errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil {
+		return s.getLeader(ctx, subj)
+	}
 	if err != nil && !errors.Is(err, jetstream.ErrMsgNotFound) {
 		return nil, fmt.Errorf("jsblob: get %s: %w", subj, err)
 	}
 	return m, err
+}
+
+// retryWait is the pause between the attempts of a request no server answered (the
+// stream's leader being elected after the loss of a node; a leader's request that
+// timed out counts as one).
+const retryWait = 100 * time.Millisecond
+
+// leaderAttempt bounds one attempt of a request to the stream's leader.
+const leaderAttempt = time.Second
+
+// retry calls fn until it returns other than nats.ErrNoResponders, or ctx is done.
+func retry[T any](ctx context.Context, fn func() (T, error)) (T, error) {
+	for {
+		v, err := fn()
+		if !errors.Is(err, nats.ErrNoResponders) {
+			return v, err
+		}
+		select {
+		case <-ctx.Done():
+			return v, err
+		case <-time.After(retryWait):
+		}
+	}
+}
+
+// pubRetry makes a publish retry while no server answers, for the store's timeout
+// (or until its context ends).
+func (s *Store) pubRetry() []jetstream.PublishOpt {
+	return []jetstream.PublishOpt{jetstream.WithRetryAttempts(int(s.cfg.Timeout / retryWait)), jetstream.WithRetryWait(retryWait)}
 }
 
 // leaderGetRequest and leaderGetResponse are JetStream's STREAM.MSG.GET API, which the
@@ -378,7 +413,17 @@ func (s *Store) getLeader(ctx context.Context, subj string) (*jetstream.RawStrea
 	if err != nil {
 		return nil, err
 	}
-	reply, err := s.js.Conn().RequestWithContext(ctx, s.leaderSubj, req)
+	reply, err := retry(ctx, func() (*nats.Msg, error) {
+		// A stream without a leader (one being elected) drops the request: each attempt
+		// has its own, shorter deadline, and a read is safe to send again.
+		actx, cancel := context.WithTimeout(ctx, leaderAttempt)
+		defer cancel()
+		m, err := s.js.Conn().RequestWithContext(actx, s.leaderSubj, req)
+		if err != nil && ctx.Err() == nil && errors.Is(err, context.DeadlineExceeded) {
+			err = fmt.Errorf("%w: %w", nats.ErrNoResponders, err)
+		}
+		return m, err
+	})
 	if err != nil {
 		return nil, fmt.Errorf("jsblob: get %s from the leader: %w", subj, err)
 	}
@@ -408,8 +453,8 @@ func (s *Store) publishHead(ctx context.Context, hid string, rec headRec, expect
 	}
 	ctx, cancel := s.withTimeout(ctx)
 	defer cancel()
-	ack, err := s.js.Publish(ctx, s.headSubj(hid), data, jetstream.WithExpectLastSequencePerSubject(expect),
-		jetstream.WithExpectStream(s.cfg.Stream))
+	ack, err := s.js.Publish(ctx, s.headSubj(hid), data, append(s.pubRetry(), jetstream.WithExpectLastSequencePerSubject(expect),
+		jetstream.WithExpectStream(s.cfg.Stream))...)
 	if err != nil {
 		return 0, s.pubErr("head "+hid, err)
 	}
@@ -446,7 +491,7 @@ func (s *Store) purge(ctx context.Context, subj string, below uint64) error {
 	if below > 0 {
 		opts = append(opts, jetstream.WithPurgeSequence(below))
 	}
-	if err := s.stream.Purge(ctx, opts...); err != nil {
+	if _, err := retry(ctx, func() (struct{}, error) { return struct{}{}, s.stream.Purge(ctx, opts...) }); err != nil {
 		return fmt.Errorf("jsblob: purge %s: %w", subj, err)
 	}
 	return nil
@@ -532,7 +577,7 @@ func (s *Store) Remove(ctx context.Context, id []byte) (bool, error) {
 func (s *Store) publishTrash(ctx context.Context, hid string, gen uint64) error {
 	ctx, cancel := s.withTimeout(ctx)
 	defer cancel()
-	if _, err := s.js.Publish(ctx, s.trashSubj(hid, gen), nil, jetstream.WithExpectStream(s.cfg.Stream)); err != nil {
+	if _, err := s.js.Publish(ctx, s.trashSubj(hid, gen), nil, append(s.pubRetry(), jetstream.WithExpectStream(s.cfg.Stream))...); err != nil {
 		return s.pubErr("trash "+hid, err)
 	}
 	return nil

@@ -98,7 +98,7 @@ func (w *writer) flush() error {
 	}
 	m := nats.NewMsg(w.s.chunkSubj(w.hid, w.claim, w.n))
 	m.Data = w.buf
-	f, err := w.s.js.PublishMsgAsync(m, jetstream.WithExpectStream(w.s.cfg.Stream))
+	f, err := w.s.js.PublishMsgAsync(m, append(w.s.pubRetry(), jetstream.WithExpectStream(w.s.cfg.Stream))...)
 	if err != nil {
 		return w.s.pubErr(fmt.Sprintf("chunk %d", w.n), err)
 	}
