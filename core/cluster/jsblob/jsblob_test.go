@@ -350,3 +350,71 @@ func TestCopyRangeStops(t *testing.T) {
 		t.Error("ReadAt after Close succeeded")
 	}
 }
+
+// TestRacesAcrossNodes has the three nodes create one id at once (one wins, the
+// others get ErrExists) and remove it at once (one reports the removal), round after
+// round.
+func TestRacesAcrossNodes(t *testing.T) {
+	nodes := natstest.Start(t, 3)
+	s0 := newStore(t, nodes[0].JS, Config{Replicas: 3})
+	stores := []*Store{s0, same(t, nodes[1].JS, s0), same(t, nodes[2].JS, s0)}
+	ctx := context.Background()
+	for round := range 5 {
+		id := []byte{byte(round)}
+		type result struct {
+			node int
+			w    storage.BlobWriter
+			err  error
+		}
+		results := make(chan result, len(stores))
+		for i, s := range stores {
+			go func() {
+				w, err := s.Create(ctx, id)
+				results <- result{i, w, err}
+			}()
+		}
+		winner := -1
+		for range stores {
+			r := <-results
+			switch {
+			case r.err == nil && winner >= 0:
+				t.Fatalf("round %d: nodes %d and %d both created the id", round, winner, r.node)
+			case r.err == nil:
+				winner = r.node
+				if _, err := r.w.Write([]byte{byte(r.node)}); err != nil {
+					t.Fatal(err)
+				}
+				if err := r.w.Commit(ctx); err != nil {
+					t.Fatal(err)
+				}
+			case !errors.Is(r.err, ErrExists):
+				t.Errorf("round %d: the losing create on node %d: %v, want ErrExists", round, r.node, r.err)
+			}
+		}
+		if winner < 0 {
+			t.Fatalf("round %d: no create won", round)
+		}
+		if got := get(t, stores[(winner+1)%3], id); !bytes.Equal(got, []byte{byte(winner)}) {
+			t.Errorf("round %d: the blob reads %v, node %d wrote it", round, got, winner)
+		}
+		removed := make(chan bool, len(stores))
+		for _, s := range stores {
+			go func() {
+				ok, err := s.Remove(ctx, id)
+				if err != nil {
+					t.Error(err)
+				}
+				removed <- ok
+			}()
+		}
+		n := 0
+		for range stores {
+			if <-removed {
+				n++
+			}
+		}
+		if n != 1 {
+			t.Errorf("round %d: %d of 3 concurrent removals reported removing the blob", round, n)
+		}
+	}
+}

@@ -470,7 +470,7 @@ func (s *Store) pubErr(what string, err error) error {
 	var apiErr *jetstream.APIError
 	if errors.As(err, &apiErr) {
 		switch apiErr.ErrorCode {
-		case jetstream.JSErrCodeStreamWrongLastSequence:
+		case jetstream.JSErrCodeStreamWrongLastSequence, jetstream.JSErrCodeStreamWrongLastSequenceConstant:
 			return fmt.Errorf("jsblob: publish %s: %w: %w", what, errConflict, err)
 		case 10023, 10047: // insufficient (storage) resources
 			return fmt.Errorf("jsblob: publish %s: %w: %w", what, storage.ErrNoSpace, err)
@@ -544,6 +544,9 @@ func (s *Store) Remove(ctx context.Context, id []byte) (bool, error) {
 	}
 	hid := hex.EncodeToString(id)
 	for {
+		if err := ctx.Err(); err != nil {
+			return false, fmt.Errorf("jsblob: remove %x: %w", id, err)
+		}
 		h, err := s.readHead(ctx, hid, true)
 		if err != nil {
 			return false, fmt.Errorf("jsblob: remove %x: %w", id, err)
