@@ -1,6 +1,7 @@
 package jsblob
 
 import (
+	"bytes"
 	"context"
 	"encoding/hex"
 	"errors"
@@ -33,7 +34,7 @@ func (s *Store) Open(ctx context.Context, id []byte) (storage.BlobReader, error)
 	if err != nil {
 		return nil, err
 	}
-	return &reader{s: s, ctx: ctx, id: id, hid: hex.EncodeToString(id), h: h, curN: -1}, nil
+	return &reader{s: s, ctx: ctx, id: bytes.Clone(id), hid: hex.EncodeToString(id), h: h, curN: -1}, nil
 }
 
 // Size is the blob's length.

@@ -1,6 +1,7 @@
 package jsblob
 
 import (
+	"bytes"
 	"context"
 	"encoding/hex"
 	"errors"
@@ -55,7 +56,7 @@ func (s *Store) Create(ctx context.Context, id []byte) (storage.BlobWriter, erro
 	if err != nil {
 		return nil, fmt.Errorf("jsblob: create %x: %w", id, err)
 	}
-	return &writer{s: s, ctx: ctx, id: id, hid: hid, claim: claim}, nil
+	return &writer{s: s, ctx: ctx, id: bytes.Clone(id), hid: hid, claim: claim}, nil
 }
 
 // Write appends p to the blob, publishing every chunk it fills. On failure the blob
