@@ -27,11 +27,12 @@ var layers = [][]string{
 	{"core/storage"},
 	// Storage-level building blocks and the extension contract; the conformance suites
 	// every store and blob store implementation runs.
-	{"core/index", "core/hooks", "core/security", "core/storage/storagetest", "core/storage/blobtest"},
-	// The replicated blob store on NATS JetStream.
-	{"core/cluster/jsblob", "core/cluster/jsblob/internal/natstest"},
-	// The services.
-	{"core/kv", "core/s3", "core/modules"},
+	// The cluster's replicated store (NATS JetStream in front of core/storage) and
+	// replicated blob store, with the blob store's in-process NATS starter of tests.
+	{"core/index", "core/hooks", "core/security", "core/storage/storagetest", "core/storage/blobtest", "core/cluster",
+		"core/cluster/jsblob", "core/cluster/jsblob/internal/natstest"},
+	// The services; the in-process cluster starter of tests.
+	{"core/kv", "core/s3", "core/modules", "core/cluster/clustertest"},
 	// MapReduce runs over the KV service.
 	{"core/mapreduce"},
 	// The two HTTP interfaces.
@@ -48,10 +49,12 @@ var httpPkgs = []string{"core/kvapi", "core/s3api", "core/httpx", "core/server",
 
 // httpVia names, for a core package outside httpPkgs, the third-party packages through
 // which it may reach net/http without serving HTTP itself: Prometheus's client links
-// net/http, and core/stats only registers collectors; NATS's client and server link it
-// (websockets, monitoring), and core/cluster/jsblob serves no HTTP.
+// net/http, and core/stats only registers collectors; the embedded NATS server links
+// net/http for its monitoring endpoints, which the cluster packages never enable.
 var httpVia = map[string][]string{
 	"core/stats":                            {"github.com/prometheus/"},
+	"core/cluster":                          {"github.com/nats-io/"},
+	"core/cluster/clustertest":              {"github.com/nats-io/"},
 	"core/cluster/jsblob":                   {"github.com/nats-io/"},
 	"core/cluster/jsblob/internal/natstest": {"github.com/nats-io/"},
 }
