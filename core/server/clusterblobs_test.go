@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/cairnkv/cairn/core/coretest"
 	"github.com/cairnkv/cairn/core/s3"
@@ -67,7 +68,8 @@ func startCluster(t *testing.T, n int) []*server.Server {
 
 // TestClusterS3Blobs writes an object large enough to be a blob through one node of
 // three and reads it back, whole and by range, through the two others: the blob store
-// of cluster mode is JetStream's, not the node's files.
+// of cluster mode is JetStream's, not the node's files. Then the writing node stops:
+// the object stays readable, and a new one is written and read through the others.
 func TestClusterS3Blobs(t *testing.T) {
 	srvs := startCluster(t, 3)
 	ctx := context.Background()
@@ -92,20 +94,23 @@ func TestClusterS3Blobs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for i, s := range srvs[1:] {
+	readOn := func(i int, key string, body []byte, etag string) {
+		t.Helper()
 		var o *s3.Object
-		coretest.WaitFor(t, fmt.Sprintf("the object's manifest on node %d", i+1), func() bool {
-			o, err = s.S3().OpenObject(ctx, alice, "data", "big")
-			return err == nil && o.Manifest.ETag == m.ETag
+		coretest.WaitFor(t, fmt.Sprintf("the manifest of %s on node %d", key, i), func() bool {
+			o, err = srvs[i].S3().OpenObject(ctx, alice, "data", key)
+			return err == nil && o.Manifest.ETag == etag
 		})
+		defer o.Close()
 		for _, r := range [][2]int64{{0, int64(len(body))}, {1 << 20, 777}, {int64(len(body)) - 1, 1}} {
 			var got bytes.Buffer
 			if err := o.WriteRange(ctx, &got, r[0], r[1]); err != nil || !bytes.Equal(got.Bytes(), body[r[0]:r[0]+r[1]]) {
-				t.Errorf("node %d: bytes %d+%d: %v (right: %v)", i+1, r[0], r[1], err, bytes.Equal(got.Bytes(), body[r[0]:r[0]+r[1]]))
+				t.Errorf("node %d: %s bytes %d+%d: %v (right: %v)", i, key, r[0], r[1], err, bytes.Equal(got.Bytes(), body[r[0]:r[0]+r[1]]))
 			}
 		}
-		o.Close()
 	}
+	readOn(1, "big", body, m.ETag)
+	readOn(2, "big", body, m.ETag)
 	// Nothing in any node's blob directory: the bytes are in the cluster.
 	for i, s := range srvs {
 		entries, _ := os.ReadDir(filepath.Join(s.Config().DataDir, server.BlobsDir))
@@ -113,4 +118,21 @@ func TestClusterS3Blobs(t *testing.T) {
 			t.Errorf("node %d has %d entries in its blob directory", i, len(entries))
 		}
 	}
+
+	// The writer gone, the two others still read the object and write new ones.
+	start := time.Now()
+	if err := srvs[0].Close(); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("closed in %v", time.Since(start))
+	readOn(1, "big", body, m.ETag)
+	t.Logf("read in %v", time.Since(start))
+	body2 := bytes.Repeat([]byte("after the loss of a node "), 50_000)
+	m2, err := srvs[1].S3().PutObject(ctx, alice, "data", "second", s3.PutInput{Body: bytes.NewReader(body2), Size: int64(len(body2))})
+	if err != nil {
+		t.Fatalf("a PUT with one node of three down: %v", err)
+	}
+	t.Logf("written in %v", time.Since(start))
+	readOn(2, "second", body2, m2.ETag)
+	t.Logf("read in %v", time.Since(start))
 }

@@ -178,19 +178,7 @@ func New(ctx context.Context, js jetstream.JetStream, cfg Config) (*Store, error
 	if cfg.MaxBytes > 0 {
 		sc.MaxBytes = cfg.MaxBytes
 	}
-	var stream jetstream.Stream
-	// Nodes starting together race to create the stream: the loser's create finds the
-	// name taken, and its next update succeeds.
-	for attempt := 0; ; attempt++ {
-		stream, err = js.CreateOrUpdateStream(ctx, sc)
-		if err == nil || attempt == 4 || ctx.Err() != nil {
-			break
-		}
-		select {
-		case <-ctx.Done():
-		case <-time.After(time.Duration(attempt+1) * 100 * time.Millisecond):
-		}
-	}
+	stream, err := createStream(ctx, js, sc)
 	if err != nil {
 		return nil, fmt.Errorf("jsblob: create stream %s: %w", cfg.Stream, err)
 	}
@@ -207,6 +195,29 @@ func New(ctx context.Context, js jetstream.JetStream, cfg Config) (*Store, error
 	s.done.Add(1)
 	go s.sweepLoop(sctx)
 	return s, nil
+}
+
+// streamAttempt bounds one attempt to create or update the stream: JetStream drops
+// API requests while its meta group has no leader (nodes starting together).
+const streamAttempt = 5 * time.Second
+
+// createStream creates the stream, or updates it to sc, retrying until ctx ends: nodes
+// starting together race to create it (the loser's create finds the name taken and its
+// next update succeeds), and the meta group may still be electing its leader.
+func createStream(ctx context.Context, js jetstream.JetStream, sc jetstream.StreamConfig) (jetstream.Stream, error) {
+	for attempt := 1; ; attempt++ {
+		actx, cancel := context.WithTimeout(ctx, streamAttempt)
+		stream, err := js.CreateOrUpdateStream(actx, sc)
+		cancel()
+		if err == nil {
+			return stream, nil
+		}
+		select {
+		case <-ctx.Done():
+			return nil, fmt.Errorf("%w (after %d attempts; the last: %w)", ctx.Err(), attempt, err)
+		case <-time.After(min(time.Duration(attempt)*100*time.Millisecond, time.Second)):
+		}
+	}
 }
 
 // Close stops the sweeper. It does not close the NATS connection, which the caller
