@@ -19,6 +19,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/cairnkv/cairn/core/cluster"
+	"github.com/cairnkv/cairn/core/cluster/jsblob"
 	"github.com/cairnkv/cairn/core/hooks"
 	"github.com/cairnkv/cairn/core/httpx"
 	"github.com/cairnkv/cairn/core/kv"
@@ -39,7 +40,9 @@ type Server struct {
 	log *slog.Logger
 	db  storage.Store
 	// node is the cluster node (nil standalone); db is then its replicated store.
-	node    *cluster.Node
+	node *cluster.Node
+	// jsBlobs is the S3 blob store in cluster mode (nil standalone).
+	jsBlobs *jsblob.Store
 	kv      *kv.Service
 	mods    *modules.Service // nil without a module runtime
 	stats   *stats.Registry
@@ -169,9 +172,9 @@ func New(cfg Config, version string, log *slog.Logger) (*Server, error) {
 // openS3 builds the object-storage service and makes sure the admin user (the admin
 // credential's key pair) exists.
 func (s *Server) openS3(cred Credential) error {
-	blobs, err := storage.OpenBlobs(filepath.Join(s.cfg.DataDir, BlobsDir))
+	blobs, err := s.openBlobs()
 	if err != nil {
-		return fmt.Errorf("server: %w", err)
+		return err
 	}
 	svc, err := s3.New(s.db, s3.Config{MaxObjectSize: s.cfg.S3MaxObjectSize, Region: s.cfg.S3Region, Logger: s.log, Blobs: blobs,
 		UploadTTL: s.cfg.S3UploadTTL})
@@ -374,6 +377,10 @@ func (s *Server) Close() error {
 	if s.s3 != nil {
 		errs = append(errs, s.s3.Close())
 		s.s3 = nil
+	}
+	if s.jsBlobs != nil {
+		errs = append(errs, s.jsBlobs.Close()) // before the node's connection closes
+		s.jsBlobs = nil
 	}
 	if s.kv != nil {
 		errs = append(errs, s.kv.Shutdown(ctx))
