@@ -108,6 +108,9 @@ type serverOpts struct {
 	// process, or compile WebAssembly modules under tight timeouts (see inProcess for
 	// the cases that imply it).
 	process bool
+	// wrap, when set, is a command prefix the process runs under (e.g. `ip netns exec
+	// NS`, which execs the binary in the same process).
+	wrap []string
 }
 
 // inProcess says whether a server described by o runs in the test's process: unless
@@ -115,7 +118,7 @@ type serverOpts struct {
 // CAIRN_* ones (which only the configuration reads; others reach the standard library,
 // TLS roots for one, and plugin processes only through a process's environment).
 func (o serverOpts) inProcess() bool {
-	if o.process || o.dir != "" || allProcesses {
+	if o.process || o.dir != "" || o.wrap != nil || allProcesses {
 		return false
 	}
 	for _, kv := range o.env {
@@ -208,7 +211,8 @@ func argvFor(o serverOpts) []string {
 
 // commandFor builds the child's command line and environment.
 func commandFor(o serverOpts) *exec.Cmd {
-	cmd := exec.Command(cairnBin, argvFor(o)...)
+	argv := append(append(append([]string(nil), o.wrap...), cairnBin), argvFor(o)...)
+	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Env = childEnv(o.env)
 	cmd.Dir = o.dir
 	return cmd
