@@ -154,6 +154,18 @@ func (l *clusterLoad) count(o outcome) {
 	l.mu.Unlock()
 }
 
+// record counts an operation and, if it was acknowledged, runs onAck under l.mu. It
+// says whether the outcome is known.
+func (l *clusterLoad) record(o outcome, onAck func()) bool {
+	l.count(o)
+	if o == acked {
+		l.mu.Lock()
+		onAck()
+		l.mu.Unlock()
+	}
+	return o != unknown
+}
+
 // start starts the workers.
 func (l *clusterLoad) start() {
 	spawn := func(n int, f func(w, i int) bool) {
@@ -198,14 +210,7 @@ func (l *clusterLoad) manyOp(w, i int) bool {
 	key := fmt.Sprintf("k%d-%05d", w, i)
 	val := fmt.Sprintf("%s:%s", key, strings.Repeat(string(rune('a'+(w+i)%26)), 20+i%300))
 	r, err := l.request(l.target(w, i), http.MethodPut, "/buckets/cl-many/keys/"+key+"?w=quorum", hdr{"Content-Type", "text/plain"}, val)
-	o := classify(r, err)
-	l.count(o)
-	if o == acked {
-		l.mu.Lock()
-		l.many[key] = val
-		l.mu.Unlock()
-	}
-	return o != unknown
+	return l.record(classify(r, err), func() { l.many[key] = val })
 }
 
 func (l *clusterLoad) hotOp(w, i int) bool {
@@ -213,14 +218,7 @@ func (l *clusterLoad) hotOp(w, i int) bool {
 	key := fmt.Sprintf("h%d", i%loadHotKeys)
 	token := fmt.Sprintf("t%d.%d", w, i)
 	r, err := l.request(l.target(w, i), http.MethodPut, "/buckets/cl-hot/keys/"+key+"?returnbody=true", hdr{"Content-Type", "text/plain"}, token)
-	o := classify(r, err)
-	l.count(o)
-	if o == acked {
-		l.mu.Lock()
-		l.hot[key] = append(l.hot[key], hotWrite{token, respClock(r)})
-		l.mu.Unlock()
-	}
-	return o != unknown
+	return l.record(classify(r, err), func() { l.hot[key] = append(l.hot[key], hotWrite{token, respClock(r)}) })
 }
 
 // resolveOp reads a hot key's siblings and writes their union with the clock read.
@@ -293,14 +291,7 @@ func (l *clusterLoad) s3Op(w, i int) bool {
 	body := key + ":" + strings.Repeat("s3", 100+i%2000)
 	req := s3Build(l.t, nd.view(), s3Req{method: http.MethodPut, bucket: "cl-s3", key: key, body: body, sign: s3V4, cred: l.s3cred})
 	r, err := doRequest(l.client, req)
-	o := classify(r, err)
-	l.count(o)
-	if o == acked {
-		l.mu.Lock()
-		l.s3Objects[key] = body
-		l.mu.Unlock()
-	}
-	return o != unknown
+	return l.record(classify(r, err), func() { l.s3Objects[key] = body })
 }
 
 // doRequest sends req with client and reads the whole response.
