@@ -1,5 +1,7 @@
 # Cairn — build, run, test, check, bench.
 #   make run    build and start the server on its embedded defaults (127.0.0.1:8098, ./data)
+#   make cluster  build and start a local 3-node cluster on loopback ports in
+#                 ./data/cluster/n1..n3 (scripts/cluster.sh; Ctrl-C stops it)
 #   make test   every test (with -race when a C compiler is available for cgo; the
 #               end-to-end package without it, see below)
 #   make test-race-e2e  the end-to-end package under the race detector (~5 GB of RAM)
@@ -29,7 +31,7 @@ E2E       := ./cmd/cairn
 # own race on that path, syndtr/goleveldb#356); `make test` runs them without it.
 NORACE_STORAGE := ^(TestDiskFullTmpfs|TestWriteFailureHeals)$$
 
-.PHONY: all build run test test-race-e2e check fmt-check vet lint fuzz tidy-check bench wasm-examples proto clean
+.PHONY: all build run cluster test test-race-e2e check fmt-check vet lint fuzz tidy-check bench wasm-examples proto clean
 
 all: build
 
@@ -38,6 +40,9 @@ build:
 
 run: build
 	./bin/cairn serve
+
+cluster: build
+	CAIRN=./bin/cairn ./scripts/cluster.sh
 
 test:
 	@s=0; \
