@@ -56,6 +56,9 @@ type clusterSpec struct {
 	host string
 	// hosts, when set, is the address of each node (overrides host).
 	hosts []string
+	// routeHosts, when set, is the address of each node's routes listener (default: its
+	// host).
+	routeHosts []string
 	// wrap, when set, returns a command prefix for node i (e.g. `ip netns exec ns`).
 	wrap func(i int) []string
 }
@@ -90,7 +93,11 @@ func startClusterSpec(t testing.TB, spec clusterSpec) *testCluster {
 	ports := freePorts(t, 3*spec.n)
 	routes := make([]string, spec.n)
 	for i := range routes {
-		routes[i] = net.JoinHostPort(hostOf(i), strconv.Itoa(ports[3*i]))
+		h := hostOf(i)
+		if spec.routeHosts != nil {
+			h = spec.routeHosts[i]
+		}
+		routes[i] = net.JoinHostPort(h, strconv.Itoa(ports[3*i]))
 	}
 	for i := 0; i < spec.n; i++ {
 		h := hostOf(i)
