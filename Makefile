@@ -6,7 +6,8 @@
 #               end-to-end package without it, see below)
 #   make test-race-e2e  the end-to-end package under the race detector (~5 GB of RAM)
 #   make check  formatting, vet, golangci-lint, tests, brief fuzzing, go mod tidy diff
-#   make bench  load benchmarks (Cairn vs bare net/http) and Go micro-benchmarks
+#   make bench  load benchmarks (Cairn vs bare net/http, a 3-node cluster vs one node)
+#               and Go micro-benchmarks
 #   make proto  regenerate sdk/goplugin/hookspb from hooks.proto (needs protoc; the Go
 #               generators are installed in bin/tools)
 #   make wasm-examples  rebuild the example WebAssembly modules from source (needs their
@@ -95,7 +96,7 @@ tidy-check:
 check: fmt-check vet tidy-check lint test fuzz
 
 bench: build
-	$(GO) run ./cmd/cairn-bench --phases get,put,sync,burst,hook,query,plugin,s3
+	$(GO) run ./cmd/cairn-bench --phases get,put,sync,burst,hook,query,plugin,s3,cluster --cairn-bin bin/cairn
 	$(GO) test -run '^$$' -bench . -benchtime 2s ./core/... ./plugins/...
 
 wasm-examples:
