@@ -6,7 +6,8 @@ package main
 // same run and with the same request bytes from the built-in generator:
 //
 //   - GET of --cluster-keys populated objects, the load spread evenly over the three
-//     nodes (target: cluster >= 0.7 x standalone);
+//     nodes (target: cluster >= 0.7 x standalone), and, for information, the same with
+//     r=1 (each node's replica alone, no read-your-writes check);
 //   - PUT of new objects with w=quorum (acknowledged once a quorum of the key's
 //     replicas stored it), spread the same way (target: cluster >= 0.25 x standalone);
 //   - conditional writes (read with r=quorum, write back with If-Match), by writers each
@@ -313,6 +314,14 @@ func (b *bench) phaseCluster(ctx context.Context) error {
 		return err
 	}
 	b.ratio("GET cluster/standalone", cg, sg, 0.7)
+	// For understanding: reads served by each node's replica alone, without the
+	// read-your-writes check the default r (quorum) asks for.
+	get.Query = "r=1"
+	cg1, err := b.measure(ctx, side{name: "get-r1-cluster3", server: "cluster", w: get, conns: b.o.Conns, addrs: all})
+	if err != nil {
+		return err
+	}
+	b.info("GET r=1 cluster/standalone", cg1, sg)
 	put := workload{Method: http.MethodPut, Bucket: clusterBucket, KeyPrefix: "c", DW: -1, Query: "w=quorum", Bodies: b.bodies}
 	sp, cp, err := b.measurePair(ctx,
 		side{name: "put-wq-standalone", server: "cairn", w: put, conns: b.o.Conns, addrs: one},
