@@ -22,6 +22,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/base64"
+	"errors"
 	"fmt"
 	"io"
 	"mime"
@@ -361,14 +362,17 @@ func (l *clusterLoad) readTokens(nd *clusterNode, bucket, key, r string) ([]stri
 // multipartValues is the sibling values of a multipart/mixed 300 response.
 func multipartValues(r *resp) ([]string, error) {
 	_, params, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
-	if err != nil || params["boundary"] == "" {
-		return nil, fmt.Errorf("siblings: Content-Type %q: %v", r.Header.Get("Content-Type"), err)
+	if err != nil {
+		return nil, fmt.Errorf("siblings: Content-Type %q: %w", r.Header.Get("Content-Type"), err)
+	}
+	if params["boundary"] == "" {
+		return nil, fmt.Errorf("siblings: Content-Type %q without a boundary", r.Header.Get("Content-Type"))
 	}
 	mr := multipart.NewReader(bytes.NewReader(r.Body), params["boundary"])
 	var values []string
 	for {
 		p, err := mr.NextPart()
-		if err == io.EOF {
+		if errors.Is(err, io.EOF) {
 			return values, nil
 		}
 		if err != nil {
