@@ -28,6 +28,10 @@ import (
 // that three nodes on a shared machine start and elect leaders quickly.
 const clusterPartitions = 8
 
+// clusterStartTimeout bounds a node's start: it waits for JetStream's meta group, which
+// needs a quorum of the nodes, and creates the streams.
+const clusterStartTimeout = 90 * time.Second
+
 // testCluster is a running cluster of child processes.
 type testCluster struct {
 	t     testing.TB
@@ -109,7 +113,7 @@ func startClusterSpec(t testing.TB, spec clusterSpec) *testCluster {
 			"--cluster-name", c.name, "--node-name", name, "--cluster-listen", routes[i],
 			"--cluster-peers", strings.Join(routes, ","),
 			"--cluster-partitions", strconv.Itoa(clusterPartitions)}, spec.args...)
-		o := serverOpts{raw: true, process: true, dataDir: dir, args: argv}
+		o := serverOpts{raw: true, process: true, dataDir: dir, args: argv, startTimeout: clusterStartTimeout}
 		if spec.wrap != nil {
 			o.wrap = spec.wrap(i)
 		}

@@ -11,6 +11,7 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/tls"
 	"crypto/x509"
@@ -111,6 +112,9 @@ type serverOpts struct {
 	// wrap, when set, is a command prefix the process runs under (e.g. `ip netns exec
 	// NS`, which execs the binary in the same process).
 	wrap []string
+	// startTimeout bounds the wait for the server to say where it listens (default
+	// 20 s; a cluster node waits for its peers first).
+	startTimeout time.Duration
 }
 
 // inProcess says whether a server described by o runs in the test's process: unless
@@ -339,6 +343,7 @@ func (s *child) start() error {
 		_, _ = io.Copy(s.stdout, pipe)
 		close(copied)
 	}()
+	startTimeout := cmp.Or(s.opts.startTimeout, 20*time.Second)
 	waited := s.waited
 	s.t.Cleanup(func() {
 		select {
@@ -359,10 +364,10 @@ func (s *child) start() error {
 			err = fmt.Errorf("exit status %d", s.code)
 		}
 		return fmt.Errorf("exited before listening (%w)\n%s", err, s.output())
-	case <-time.After(20 * time.Second):
+	case <-time.After(startTimeout):
 		s.end()
 		<-s.waited
-		return fmt.Errorf("did not print its address within 20s\n%s", s.output())
+		return fmt.Errorf("did not print its address within %v\n%s", startTimeout, s.output())
 	}
 }
 
