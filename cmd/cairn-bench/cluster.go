@@ -35,6 +35,9 @@ import (
 	"time"
 )
 
+// cairnPackage is the package of the cairn binary (built when --cairn-bin is not given).
+const cairnPackage = "github.com/cairnkv/cairn/cmd/cairn"
+
 const (
 	clusterBucket    = "bench-cluster"
 	clusterNodes     = 3
@@ -221,9 +224,9 @@ func (b *bench) cairnBinary(dir string) (string, error) {
 		return filepath.Abs(b.o.CairnBin)
 	}
 	bin := filepath.Join(dir, "cairn")
-	b.logf("cluster: building cairn (go build ./cmd/cairn)")
-	if msg, err := exec.Command("go", "build", "-o", bin, "./cmd/cairn").CombinedOutput(); err != nil {
-		return "", fmt.Errorf("building cairn (run from the repository root, or give --cairn-bin): %w\n%s", err, msg)
+	b.logf("cluster: building cairn (go build %s)", cairnPackage)
+	if msg, err := exec.Command("go", "build", "-o", bin, cairnPackage).CombinedOutput(); err != nil {
+		return "", fmt.Errorf("building cairn (run inside the module, or give --cairn-bin): %w\n%s", err, msg)
 	}
 	return bin, nil
 }
@@ -334,7 +337,7 @@ func (b *bench) phaseCluster(ctx context.Context) error {
 		name  string
 		addrs []string
 	}{{"standalone", one}, {"cluster3", all}} {
-		if err := b.conditionalCost(ctx, s.name, s.addrs); err != nil {
+		if err := b.conditionalCost(ctx, s.name, s.addrs, casFor); err != nil {
 			return err
 		}
 	}
@@ -352,12 +355,12 @@ type casStats struct {
 // key of its own (no conflict), then all on one key, and reports the extra time per
 // conflict: (time per successful write contended - uncontended) / conflicts per
 // successful write.
-func (b *bench) conditionalCost(ctx context.Context, name string, addrs []string) error {
-	free, err := casLoad(ctx, addrs, func(w int) string { return "free" + strconv.Itoa(w) })
+func (b *bench) conditionalCost(ctx context.Context, name string, addrs []string, d time.Duration) error {
+	free, err := casLoad(ctx, addrs, d, func(w int) string { return name + "-free" + strconv.Itoa(w) })
 	if err != nil {
 		return err
 	}
-	hot, err := casLoad(ctx, addrs, func(int) string { return "hot" })
+	hot, err := casLoad(ctx, addrs, d, func(int) string { return name + "-hot" })
 	if err != nil {
 		return err
 	}
@@ -387,11 +390,11 @@ func (b *bench) conditionalCost(ctx context.Context, name string, addrs []string
 	return nil
 }
 
-// casLoad runs casWriters writers for casFor, writer w on key keyOf(w) through
+// casLoad runs casWriters writers for d, writer w on key keyOf(w) through
 // addrs[w % len(addrs)]: read with r=quorum, write the value back with If-Match (or
 // If-None-Match: * when missing), again on a 412.
-func casLoad(ctx context.Context, addrs []string, keyOf func(int) string) (casStats, error) {
-	ctx, cancel := context.WithTimeout(ctx, casFor)
+func casLoad(ctx context.Context, addrs []string, d time.Duration, keyOf func(int) string) (casStats, error) {
+	ctx, cancel := context.WithTimeout(ctx, d)
 	defer cancel()
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: casWriters}, Timeout: 10 * time.Second}
 	per := make([]casStats, casWriters)
@@ -428,7 +431,9 @@ func casOnce(ctx context.Context, client *http.Client, base string, s *casStats)
 	for ctx.Err() == nil {
 		etag, found, err := casRead(ctx, client, base)
 		if err != nil {
-			s.errors++
+			if ctx.Err() == nil { // not the end of the load
+				s.errors++
+			}
 			return
 		}
 		req, err := http.NewRequestWithContext(ctx, http.MethodPut, base+"?w=quorum", bytes.NewReader([]byte(start.String())))
@@ -444,7 +449,7 @@ func casOnce(ctx context.Context, client *http.Client, base string, s *casStats)
 		}
 		r, err := client.Do(req)
 		if err != nil {
-			if ctx.Err() == nil {
+			if ctx.Err() == nil { // not the end of the load
 				s.errors++
 			}
 			return
