@@ -27,9 +27,10 @@ var layers = [][]string{
 	{"core/storage"},
 	// Storage-level building blocks and the extension contract; the conformance suites
 	// every store and blob store implementation runs.
-	{"core/index", "core/hooks", "core/security", "core/storage/storagetest", "core/storage/blobtest"},
-	// The services.
-	{"core/kv", "core/s3", "core/modules"},
+	// The cluster's replicated store (NATS JetStream in front of core/storage).
+	{"core/index", "core/hooks", "core/security", "core/storage/storagetest", "core/storage/blobtest", "core/cluster"},
+	// The services; the in-process cluster starter of tests.
+	{"core/kv", "core/s3", "core/modules", "core/cluster/clustertest"},
 	// MapReduce runs over the KV service.
 	{"core/mapreduce"},
 	// The two HTTP interfaces.
@@ -46,8 +47,10 @@ var httpPkgs = []string{"core/kvapi", "core/s3api", "core/httpx", "core/server",
 
 // httpVia names, for a core package outside httpPkgs, the third-party packages through
 // which it may reach net/http without serving HTTP itself: Prometheus's client links
-// net/http, and core/stats only registers collectors.
-var httpVia = map[string][]string{"core/stats": {"github.com/prometheus/"}}
+// net/http, and core/stats only registers collectors; the embedded NATS server links
+// net/http for its monitoring endpoints, which core/cluster never enables.
+var httpVia = map[string][]string{"core/stats": {"github.com/prometheus/"},
+	"core/cluster": {"github.com/nats-io/"}, "core/cluster/clustertest": {"github.com/nats-io/"}}
 
 // purePkgs are the wire packages: they may reach only the standard library and
 // pureAllowed (no storage, no service, no third-party code).

@@ -43,6 +43,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return userCmd(ctx, args, getenv, stdout, stderr)
 	case "hook":
 		return hookCmd(ctx, args, stdout, stderr)
+	case "cluster":
+		return clusterCmd(ctx, args, getenv, stdout, stderr)
 	case "version":
 		fmt.Fprintf(stdout, "cairn %s\n", version())
 		return 0
@@ -87,6 +89,8 @@ func usage(w io.Writer) {
                           manage a running server's WebAssembly modules (admin key)
   cairn user create --name N --email E | list [--status S] | disable|enable|rotate KEYID [--url URL]
                           manage the object-storage interface's users (admin key)
+  cairn cluster status [--url URL] [--digest] [--json]
+                          a cluster node's view: servers, streams, leaders, apply lag
   cairn hook call FILE.wasm FUNCTION [--point P] < INPUT.json   run a WebAssembly hook locally
   cairn version           print the version (also: cairn --version)
   cairn help              print this list (also: cairn -h, cairn --help)

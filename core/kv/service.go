@@ -76,7 +76,9 @@ type Observer interface {
 // Service is the key-value service. It is safe for concurrent use; Close stops its
 // background reaper.
 type Service struct {
-	db     storage.Store
+	db storage.Store
+	// fresh is db when it is a replicated store with a lagging local replica.
+	fresh  storage.Freshener
 	cfg    Config
 	nodeID string
 	now    func() time.Time
@@ -150,8 +152,9 @@ func New(db storage.Store, cfg Config) (*Service, error) {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
+	fresh, _ := db.(storage.Freshener)
 	s := &Service{
-		db: db, cfg: cfg, now: cfg.Now, log: cfg.Logger,
+		db: db, fresh: fresh, cfg: cfg, now: cfg.Now, log: cfg.Logger,
 		seed:       maphash.MakeSeed(),
 		cache:      newObjectCache(cfg.ObjectCacheSize),
 		propsCache: map[propsKey]*core.BucketProps{},
@@ -381,6 +384,9 @@ func (s *Service) Get(ctx context.Context, typ, bucket, key string, opts GetOpti
 	if err := checkQuorum(p, opts.R, opts.PR); err != nil {
 		return nil, err
 	}
+	if err := s.freshen(ctx, p, opts, objectKey(typ, bucket, key)); err != nil {
+		return nil, fmt.Errorf("kv: get %s/%s: %w", bucket, key, err)
+	}
 	r, err := s.readRecordForGet(ctx, typ, bucket, key, objectKey(typ, bucket, key), !opts.NoCacheFill)
 	if err != nil {
 		return nil, fmt.Errorf("kv: get %s/%s: %w", bucket, key, err)
@@ -397,6 +403,28 @@ func (s *Service) Get(ctx context.Context, typ, bucket, key string, opts GetOpti
 		s.cfg.Observer.RecordGet(time.Since(start), size, len(o.Siblings))
 	}
 	return o, nil
+}
+
+// freshen makes a read that asks for more than one replica (r > 1) or for primaries
+// (pr > 0) wait, on a replicated store (storage.Freshener), until the local replica has
+// applied every write of k acknowledged before: read-your-writes across nodes. On a
+// single node every replica is local and nothing waits.
+func (s *Service) freshen(ctx context.Context, p *core.BucketProps, opts GetOptions, k []byte) error {
+	f := s.fresh
+	if f == nil {
+		return nil
+	}
+	r, pr := opts.R, opts.PR
+	if r == (core.Quorum{}) {
+		r = p.R
+	}
+	if pr == (core.Quorum{}) {
+		pr = p.PR
+	}
+	if r.Resolve(p.NVal, p.R) <= 1 && pr.Resolve(p.NVal, p.PR) <= 0 {
+		return nil
+	}
+	return f.Sync(ctx, k)
 }
 
 // PutOptions are the write parameters of a store.

@@ -49,6 +49,8 @@ type Config struct {
 	// but /ping, /stats, /metrics and / needs a user's credentials and the permission
 	// its route names.
 	RequireAuth bool
+	// Cluster, if set (cluster mode), serves the node's cluster status at /cluster.
+	Cluster ClusterStatusFunc
 	// AllowInsecure lets RequireAuth accept credentials over plain HTTP; without it a
 	// request that is not over TLS is refused with 426.
 	AllowInsecure bool
@@ -204,6 +206,9 @@ func (a *API) routes(r *mux.Router) {
 	}
 	a.route(r, a.mapredResource(), 0, "/mapred", false)
 	a.route(r, a.statsResource(), 0, "/stats", false)
+	if a.cfg.Cluster != nil {
+		a.route(r, a.clusterResource(), 0, "/cluster", true) // left out of the / listing
+	}
 	a.route(r, a.pingResource(), 0, "/ping", false)
 	if a.cfg.Metrics != nil {
 		r.Handle("/metrics", buffered(a.cfg.Metrics)).Name("metrics")

@@ -3,9 +3,11 @@ package server
 import (
 	"context"
 	"fmt"
+	"os"
 	"strings"
 	"time"
 
+	"github.com/cairnkv/cairn/core/cluster"
 	"github.com/cairnkv/cairn/core/hooks"
 	"github.com/cairnkv/cairn/core/kv"
 )
@@ -40,6 +42,19 @@ type Config struct {
 	NodeName string `json:"node-name"`
 	// MaxObjectSize bounds a stored value, in bytes (413 above).
 	MaxObjectSize int64 `json:"max-object-size"`
+
+	// ClusterName turns cluster mode on (docs/cluster.md); empty: standalone.
+	ClusterName string `json:"cluster-name"`
+	// ClusterListen is the host:port of the embedded NATS server's routes.
+	ClusterListen string `json:"cluster-listen"`
+	// ClusterPeers are the other nodes' route addresses, comma-separated (this node's
+	// own may be among them).
+	ClusterPeers string `json:"cluster-peers"`
+	// NATSURL, comma-separated URLs, makes the node use an existing NATS (JetStream
+	// on) instead of an embedded server.
+	NATSURL string `json:"nats-url"`
+	// ClusterPartitions is the number of object partitions (a power of two).
+	ClusterPartitions int `json:"cluster-partitions"`
 	// DeleteReapDelay is how long tombstones stay visible after a delete.
 	DeleteReapDelay time.Duration `json:"delete-reap-delay"`
 	// ShutdownTimeout bounds the graceful shutdown of in-flight requests.
@@ -194,10 +209,12 @@ func DefaultConfig() Config {
 		Dialect:         "store",
 		LogLevel:        "info",
 		LogFormat:       "text",
-		NodeName:        "cairn@127.0.0.1",
+		NodeName:        DefaultNodeName,
 		MaxObjectSize:   50 << 20,
 		DeleteReapDelay: 3 * time.Second,
-		ShutdownTimeout: 10 * time.Second,
+
+		ClusterPartitions: cluster.DefaultPartitions,
+		ShutdownTimeout:   10 * time.Second,
 
 		MaxObjectMetaEntries: kv.DefaultMaxMetaEntries,
 		MaxObjectHeaderBytes: kv.DefaultMaxHeaderBytes,
@@ -212,6 +229,9 @@ func DefaultConfig() Config {
 
 // Validate reports the first setting that cannot work.
 func (c Config) Validate() error {
+	if err := c.validateCluster(); err != nil {
+		return err
+	}
 	switch {
 	case c.KVListen == "":
 		return fmt.Errorf("kv-listen must be set")
@@ -293,4 +313,56 @@ func (c Config) validateHTTP() error {
 		return fmt.Errorf("s3-tls-cert and s3-tls-key must be set together")
 	}
 	return nil
+}
+
+// DefaultNodeName is the default of NodeName; in cluster mode a node left with it is
+// named after its route address instead (ClusterNodeName).
+const DefaultNodeName = "cairn@127.0.0.1"
+
+// ClusterNodeName returns the node's name in the cluster: NodeName, or when that is
+// the default, "cairn@" and the route address (with --nats-url: the host name and the
+// KV address), so that nodes started with defaults get distinct names.
+func (c Config) ClusterNodeName() string {
+	if c.NodeName != DefaultNodeName && c.NodeName != "" {
+		return c.NodeName
+	}
+	if c.NATSURL == "" {
+		return "cairn@" + c.ClusterListen
+	}
+	host, _ := os.Hostname()
+	return "cairn@" + host + "-" + c.KVListen
+}
+
+// clusterConfig returns the cluster node's configuration.
+func (c Config) clusterConfig() cluster.Config {
+	cc := cluster.Config{Name: c.ClusterName, NodeName: c.ClusterNodeName(), DataDir: c.DataDir,
+		Listen: c.ClusterListen, Partitions: c.ClusterPartitions, Peers: splitList(c.ClusterPeers),
+		NATSURLs: splitList(c.NATSURL)}
+	return cc
+}
+
+// splitList splits a comma-separated list, dropping empty items and spaces.
+func splitList(s string) []string {
+	var out []string
+	for _, p := range strings.Split(s, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// validateCluster checks the cluster settings: none at all (standalone), or a
+// cluster name with a route address or NATS URLs.
+func (c Config) validateCluster() error {
+	if c.ClusterName == "" {
+		if c.ClusterListen != "" || c.ClusterPeers != "" || c.NATSURL != "" {
+			return fmt.Errorf("cluster-listen, cluster-peers and nats-url need cluster-name (cluster mode)")
+		}
+		return nil
+	}
+	if c.NATSURL == "" && c.ClusterListen == "" {
+		return fmt.Errorf("cluster mode needs cluster-listen (the embedded NATS routes) or nats-url")
+	}
+	return c.clusterConfig().Validate()
 }

@@ -18,6 +18,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/cairnkv/cairn/core/cluster"
 	"github.com/cairnkv/cairn/core/hooks"
 	"github.com/cairnkv/cairn/core/httpx"
 	"github.com/cairnkv/cairn/core/kv"
@@ -34,9 +35,11 @@ import (
 
 // Server is a running (or ready to run) Cairn.
 type Server struct {
-	cfg     Config
-	log     *slog.Logger
-	db      storage.Store
+	cfg Config
+	log *slog.Logger
+	db  storage.Store
+	// node is the cluster node (nil standalone); db is then its replicated store.
+	node    *cluster.Node
 	kv      *kv.Service
 	mods    *modules.Service // nil without a module runtime
 	stats   *stats.Registry
@@ -80,10 +83,12 @@ func New(cfg Config, version string, log *slog.Logger) (*Server, error) {
 		return nil, fmt.Errorf("server: data dir: %w", err)
 	}
 	cfg.DataDir = dir
-	db, err := storage.OpenStore(dir, storage.Options{BlockCacheSize: cfg.CacheSize, SyncLatency: cfg.SyncLatency,
-		Logger: log})
+	db, node, err := openStore(cfg, log)
 	if err != nil {
-		return nil, fmt.Errorf("server: %w", err)
+		return nil, err
+	}
+	if node != nil {
+		cfg.NodeName = cfg.ClusterNodeName()
 	}
 	st := stats.New(stats.Config{NodeName: cfg.NodeName, Version: version, Dialect: cfg.Dialect,
 		StorageBackend: "cairn_leveldb_backend", RingSize: 64})
@@ -111,7 +116,10 @@ func New(cfg Config, version string, log *slog.Logger) (*Server, error) {
 		db.Close()
 		return nil, fmt.Errorf("server: %w", err)
 	}
-	s := &Server{cfg: cfg, log: log, db: db, kv: svc, stats: st, ext: ext}
+	s := &Server{cfg: cfg, log: log, db: db, kv: svc, stats: st, ext: ext, node: node}
+	if node != nil {
+		s.wireCluster(svc)
+	}
 	var mods *modules.Service
 	if ext != nil && ext.Loader != nil {
 		mods = modules.New(db, modules.Config{Loader: ext.Loader, Registry: reg, References: svc.ModuleReferences, Logger: log})
@@ -143,7 +151,7 @@ func New(cfg Config, version string, log *slog.Logger) (*Server, error) {
 		MaxJobsPerClient: cfg.MapReduceMaxJobsPerClient})
 	api := kvapi.New(svc, kvapi.Config{Dialect: d, Version: version, Stats: st.Report, Logger: log,
 		Metrics: promhttp.HandlerFor(st.Prometheus(), promhttp.HandlerOpts{}),
-		Modules: mods, AdminCheck: cred.Matches, MapReduce: mr,
+		Modules: mods, AdminCheck: cred.Matches, MapReduce: mr, Cluster: s.clusterStatus(),
 		Guard: s.kvGuard(cred), RequireAuth: cfg.KVAuth, AllowInsecure: cfg.KVAuthAllowInsecure})
 	s.handler = httpx.Chain(api.Handler(),
 		httpx.RequestID,

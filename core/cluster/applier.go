@@ -1,0 +1,319 @@
+package cluster
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/cairnkv/cairn/core/storage"
+)
+
+// applier applies one stream to the local DB: an ordered consumer from the last
+// sequence applied (persisted in the same local batches as the records), many
+// messages per local commit, an atomic batch always within one.
+type applier struct {
+	n      *Node
+	stream streamRef
+	msgs   chan jetstream.Msg // from the consumer's callback to run
+	cc     jetstream.ConsumeContext
+	ccMu   sync.Mutex // guards cc
+	mu     sync.Mutex // guards applied and changed
+	// applied is the last sequence applied to the local DB; changed is closed (and
+	// replaced) whenever it grows.
+	applied uint64
+	changed chan struct{}
+	// pending is what the stream held after the last message applied, as its
+	// metadata said (the apply lag, for /stats).
+	pending atomic.Uint64
+}
+
+// Applier tuning.
+const (
+	applyBuffer   = 1024    // messages buffered between the consumer and the applier
+	applyMaxMsgs  = 512     // messages per local commit at most
+	applyMaxBytes = 8 << 20 // bytes of records per local commit at most (one batch may exceed it)
+	applyRetry    = 200 * time.Millisecond
+)
+
+// newApplier returns the applier of s, its applied sequence read from the local DB.
+func newApplier(n *Node, s streamRef) (*applier, error) {
+	a := &applier{n: n, stream: s, msgs: make(chan jetstream.Msg, applyBuffer), changed: make(chan struct{})}
+	v, err := n.local.Get(appliedKey(s.name()))
+	switch {
+	case errors.Is(err, storage.ErrNotFound):
+	case err != nil:
+		return nil, fmt.Errorf("cluster: applied sequence of %s: %w", s.name(), err)
+	default:
+		if a.applied, err = decodeSeq(v); err != nil {
+			return nil, fmt.Errorf("cluster: applied sequence of %s: %w", s.name(), err)
+		}
+	}
+	return a, nil
+}
+
+// appliedSeq returns the last sequence applied and a channel closed when it grows.
+func (a *applier) appliedSeq() (uint64, <-chan struct{}) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.applied, a.changed
+}
+
+// setApplied records seq as applied and wakes the waiters.
+func (a *applier) setApplied(seq uint64) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if seq > a.applied {
+		a.applied = seq
+		close(a.changed)
+		a.changed = make(chan struct{})
+	}
+}
+
+// waitApplied waits until seq is applied, ctx ends or the node closes.
+func (a *applier) waitApplied(ctx context.Context, seq uint64) error {
+	for {
+		got, ch := a.appliedSeq()
+		if got >= seq {
+			return nil
+		}
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return fmt.Errorf("cluster: %s: sequence %d not applied locally (at %d): %w", a.stream.name(), seq, got, ctx.Err())
+		case <-a.n.ctx.Done():
+			return errClosed
+		}
+	}
+}
+
+// run consumes and applies until the node closes.
+func (a *applier) run() {
+	defer a.n.wg.Done()
+	for a.n.ctx.Err() == nil {
+		if err := a.consume(); err != nil {
+			if a.n.ctx.Err() != nil {
+				return
+			}
+			a.n.log.Warn("cluster: start applying", "stream", a.stream.name(), "err", err)
+			if !sleepCtx(a.n.ctx, time.Second) {
+				return
+			}
+			continue
+		}
+		a.loop()
+		return
+	}
+}
+
+// consume starts the ordered consumer after the applied sequence.
+func (a *applier) consume() error {
+	ctx, cancel := context.WithTimeout(a.n.ctx, 30*time.Second)
+	defer cancel()
+	s, err := a.n.js.Stream(ctx, a.stream.name())
+	if err != nil {
+		return err
+	}
+	applied, _ := a.appliedSeq()
+	cfg := jetstream.OrderedConsumerConfig{DeliverPolicy: jetstream.DeliverAllPolicy}
+	if applied > 0 {
+		cfg = jetstream.OrderedConsumerConfig{DeliverPolicy: jetstream.DeliverByStartSequencePolicy, OptStartSeq: applied + 1}
+	}
+	c, err := s.OrderedConsumer(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	// A short heartbeat: a consumer whose server is lost is recreated (by the ordered
+	// consumer, from the last sequence delivered) within seconds.
+	cc, err := c.Consume(func(m jetstream.Msg) {
+		select {
+		case a.msgs <- m:
+		case <-a.n.ctx.Done():
+		}
+	}, jetstream.PullExpiry(5*time.Second), jetstream.PullHeartbeat(time.Second))
+	if err != nil {
+		return err
+	}
+	a.ccMu.Lock()
+	a.cc = cc
+	a.ccMu.Unlock()
+	return nil
+}
+
+// stopConsuming stops the consumer (Close).
+func (a *applier) stopConsuming() {
+	a.ccMu.Lock()
+	defer a.ccMu.Unlock()
+	if a.cc != nil {
+		a.cc.Stop()
+	}
+}
+
+// loop applies groups of messages until the node closes.
+func (a *applier) loop() {
+	var pending []jetstream.Msg
+	for {
+		group, ok := a.take(pending)
+		if !ok {
+			return
+		}
+		pending = nil
+		// Never end a local commit inside an atomic batch whose later messages may
+		// still come: what follows the last complete group waits for the next round.
+		cut := openBatchStart(group)
+		for cut == 0 {
+			if group, ok = a.more(group); !ok {
+				return
+			}
+			cut = openBatchStart(group)
+		}
+		if cut > 0 {
+			group, pending = group[:cut], append([]jetstream.Msg(nil), group[cut:]...)
+		}
+		for !a.apply(group) {
+			if !sleepCtx(a.n.ctx, applyRetry) {
+				return
+			}
+		}
+	}
+}
+
+// take returns pending and the messages available: at least one, waiting for it.
+func (a *applier) take(pending []jetstream.Msg) ([]jetstream.Msg, bool) {
+	group := pending
+	if len(group) == 0 {
+		select {
+		case m := <-a.msgs:
+			group = append(group, m)
+		case <-a.n.ctx.Done():
+			return nil, false
+		}
+	}
+	return a.drain(group), true
+}
+
+// more waits for one more message after group (an atomic batch not complete yet) and
+// returns group with it and what else is available.
+func (a *applier) more(group []jetstream.Msg) ([]jetstream.Msg, bool) {
+	select {
+	case m := <-a.msgs:
+		return a.drain(append(group, m)), true
+	case <-a.n.ctx.Done():
+		return nil, false
+	}
+}
+
+// drain appends the messages available without waiting, up to the limits.
+func (a *applier) drain(group []jetstream.Msg) []jetstream.Msg {
+	size := 0
+	for _, m := range group {
+		size += len(m.Data())
+	}
+	for len(group) < applyMaxMsgs && size < applyMaxBytes {
+		select {
+		case m := <-a.msgs:
+			group = append(group, m)
+			size += len(m.Data())
+		default:
+			return group
+		}
+	}
+	return group
+}
+
+// openBatchStart returns the index where the last atomic batch of group starts if
+// that batch may not be complete (its last message seen is not its last), or -1.
+// A batch's messages are stored consecutively; some may be missing (superseded by a
+// later write of their key), but then a later message always follows.
+func openBatchStart(group []jetstream.Msg) int {
+	last := group[len(group)-1]
+	id := last.Headers().Get(hdrBatch)
+	if id == "" {
+		return -1
+	}
+	i, n := batchPos(last.Headers().Get(hdrBatchPos))
+	if i >= n {
+		return -1
+	}
+	start := len(group) - 1
+	for start > 0 && group[start-1].Headers().Get(hdrBatch) == id {
+		start--
+	}
+	return start
+}
+
+// batchPos parses "i/n".
+func batchPos(s string) (int, int) {
+	is, ns, _ := strings.Cut(s, "/")
+	i, _ := strconv.Atoi(is)
+	n, _ := strconv.Atoi(ns)
+	return i, n
+}
+
+// apply commits group to the local DB in one batch: its records, each key's side
+// entry and the stream's applied sequence. It reports false when the commit failed
+// (logged; the caller retries the same group: an applier never skips a record).
+func (a *applier) apply(group []jetstream.Msg) bool {
+	var b storage.Batch
+	applied, _ := a.appliedSeq()
+	last := applied
+	name := a.stream.name()
+	for _, m := range group {
+		md, err := m.Metadata()
+		if err != nil {
+			a.n.log.Error("cluster: a message without metadata", "stream", name, "subject", m.Subject(), "err", err)
+			continue
+		}
+		seq := md.Sequence.Stream
+		a.pending.Store(md.NumPending)
+		if seq <= applied {
+			continue // redelivered
+		}
+		last = max(last, seq)
+		r, err := decodeRecord(m.Data())
+		if err != nil {
+			a.n.log.Error("cluster: skipped a message that is not a Cairn record", "stream", name, "seq", seq, "err", err)
+			continue
+		}
+		switch r.kind {
+		case kindPut:
+			b.Put(r.key, r.value)
+		case kindDelete:
+			b.Delete(r.key)
+		default:
+			continue
+		}
+		b.Put(sideKey(r.key), sideEntry{stream: name, seq: seq}.encode())
+	}
+	if last == applied {
+		return true
+	}
+	b.Put(appliedKey(name), encodeSeq(last))
+	if err := a.n.local.Commit(a.n.ctx, &b, false); err != nil {
+		if a.n.ctx.Err() == nil {
+			a.n.log.Error("cluster: apply to the local replica failed; retrying", "stream", name, "through", last, "err", err)
+		}
+		return false
+	}
+	a.n.store.applied.Add(uint64(len(group)))
+	a.setApplied(last)
+	return true
+}
+
+// sleepCtx sleeps d unless ctx ends first; it reports whether ctx is still live.
+func sleepCtx(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}

@@ -1,0 +1,445 @@
+package cluster
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"sync/atomic"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/nats-io/nuid"
+
+	"github.com/cairnkv/cairn/core/storage"
+)
+
+// Store is the replicated storage.Store of a Node: reads, snapshots and iterators
+// are the local replica's; a commit of replicated keys is published to the key's
+// stream with JetStream's per-subject compare-and-set and returns once the stream's
+// quorum stored it and the local applier applied it.
+type Store struct {
+	node  *Node
+	local *storage.DB
+	// replicas returns the n_val of an object key (SetReplicasFunc); nil: DefaultNVal.
+	replicas atomic.Pointer[func(key []byte) int]
+	// Counters for /stats.
+	commits, conflicts, applied atomic.Uint64
+}
+
+// ErrCrossStream is returned (wrapped) by Commit for a batch whose replicated keys
+// belong to two streams: JetStream commits atomically within one stream only.
+var ErrCrossStream = errors.New("cluster: a batch writes keys of two replication streams")
+
+// Commit timeouts: publish and apply waits are bounded by ctx and by these.
+const (
+	publishTimeout = 30 * time.Second
+	// conflictCatchUp bounds the wait, after a refused compare-and-set, for the local
+	// replica to catch up with the key before ErrConflict is returned.
+	conflictCatchUp = 5 * time.Second
+)
+
+// SetReplicasFunc sets how the store learns an object key's n_val (the bucket's
+// property); fn must be quick and safe for concurrent use. A key stays in the stream
+// it was first written to (see docs/rationale.md).
+func (s *Store) SetReplicasFunc(fn func(key []byte) int) {
+	if fn == nil {
+		s.replicas.Store(nil)
+		return
+	}
+	s.replicas.Store(&fn)
+}
+
+// Get returns the local replica's value of key.
+func (s *Store) Get(key []byte) ([]byte, error) { return s.local.Get(key) }
+
+// Read returns the local replica's value of key with its revision.
+func (s *Store) Read(ctx context.Context, key []byte) (storage.Item, error) {
+	return s.local.Read(ctx, key)
+}
+
+// NewSnapshot returns a snapshot of the local replica.
+func (s *Store) NewSnapshot() (*storage.Snapshot, error) { return s.local.NewSnapshot() }
+
+// Iterate iterates the local replica.
+func (s *Store) Iterate(lo, hi []byte) *storage.Iterator { return s.local.Iterate(lo, hi) }
+
+// IteratePrefix iterates the local replica.
+func (s *Store) IteratePrefix(prefix []byte) *storage.Iterator { return s.local.IteratePrefix(prefix) }
+
+// RegisterDerive registers fn with the local replica, whose appliers' commits derive.
+func (s *Store) RegisterDerive(tag byte, fn storage.DeriveFunc) { s.local.RegisterDerive(tag, fn) }
+
+// Subscribe subscribes to the local replica's commits: every record applied, whoever
+// wrote it.
+// Changes of the side tables (the appliers' bookkeeping) are not reported.
+func (s *Store) Subscribe(fn func([]storage.Change)) (cancel func()) {
+	return s.local.Subscribe(func(cs []storage.Change) {
+		if cs = withoutSide(cs); len(cs) > 0 {
+			fn(cs)
+		}
+	})
+}
+
+// withoutSide returns cs without the changes of side-table keys (cs itself when it
+// has none).
+func withoutSide(cs []storage.Change) []storage.Change {
+	n := 0
+	for _, c := range cs {
+		if isSideKey(c.Key) {
+			n++
+		}
+	}
+	if n == 0 {
+		return cs
+	}
+	out := make([]storage.Change, 0, len(cs)-n)
+	for _, c := range cs {
+		if !isSideKey(c.Key) {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// Stats returns the local replica's statistics and the cluster's counters.
+func (s *Store) Stats() map[string]any {
+	m := s.local.Stats()
+	m["cluster_commits_total"] = s.commits.Load()
+	m["cluster_commit_conflicts_total"] = s.conflicts.Load()
+	m["cluster_records_applied_total"] = s.applied.Load()
+	return m
+}
+
+// Close closes the node and the local replica.
+func (s *Store) Close() error { return s.node.Close() }
+
+// Commit applies b (see storage.Store.Commit). Keys that never replicate go to the
+// local replica alone; replicated keys, which must all belong to one stream, are
+// published (one message, or one atomic batch) with the expected sequences of their
+// conditions. sync is the local replica's: JetStream's durability is its quorum's.
+func (s *Store) Commit(ctx context.Context, b *storage.Batch, sync bool) error {
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("cluster: commit: %w", err)
+	}
+	ops, conds := b.Ops(), b.Conditions()
+	var repl, local []storage.Op
+	var rconds, lconds []storage.Condition
+	for _, op := range ops {
+		if placeOf(op.Key) == placeLocal {
+			local = append(local, op)
+		} else {
+			repl = append(repl, op)
+		}
+	}
+	for _, c := range conds {
+		if placeOf(c.Key) == placeLocal {
+			lconds = append(lconds, c)
+		} else {
+			rconds = append(rconds, c)
+		}
+	}
+	if len(repl) == 0 && len(rconds) == 0 {
+		return s.local.Commit(ctx, b, sync)
+	}
+	s.commits.Add(1)
+	if err := s.commitReplicated(ctx, repl, rconds); err != nil {
+		if errors.Is(err, storage.ErrConflict) {
+			s.conflicts.Add(1)
+		}
+		return err
+	}
+	if len(local) == 0 && len(lconds) == 0 {
+		return nil
+	}
+	// The local part (derived tables such as the reap queue, this node's metadata)
+	// follows the replicated one; it is this node's alone.
+	var lb storage.Batch
+	for _, c := range lconds {
+		lb.Require(c.Key, c.Rev)
+	}
+	for _, op := range local {
+		if op.Delete {
+			lb.Delete(op.Key)
+		} else {
+			lb.Put(op.Key, op.Value)
+		}
+	}
+	return s.local.Commit(ctx, &lb, sync)
+}
+
+// keyStream returns the stream of a replicated key: the one its side entry names
+// (a key stays where it was first written), else by placement (and n_val).
+func (s *Store) keyStream(snap *storage.Snapshot, key []byte) (streamRef, sideEntry, error) {
+	var e sideEntry
+	v, err := snap.Get(sideKey(key))
+	switch {
+	case errors.Is(err, storage.ErrNotFound):
+	case err != nil:
+		return streamRef{}, e, fmt.Errorf("cluster: side entry of %q: %w", key, err)
+	default:
+		if e, err = decodeSideEntry(v); err != nil {
+			return streamRef{}, e, fmt.Errorf("cluster: side entry of %q: %w", key, err)
+		}
+		if ref, ok := parseStreamName(e.stream); ok {
+			return ref, e, nil
+		}
+		return streamRef{}, e, fmt.Errorf("cluster: side entry of %q names stream %q", key, e.stream)
+	}
+	if placeOf(key) == placeMeta {
+		return streamRef{token: metaToken, replicas: s.node.clamp(3)}, e, nil
+	}
+	nval := DefaultNVal
+	if fn := s.replicas.Load(); fn != nil {
+		nval = (*fn)(key)
+	}
+	return partitionStream(partitionOf(key, s.node.cfg.Partitions), s.node.clamp(nval)), e, nil
+}
+
+// pubMsg is one message of a commit.
+type pubMsg struct {
+	subject string
+	data    []byte
+	expect  string // Nats-Expected-Last-Subject-Sequence, "" for none
+	forSubj string // the subject the expectation is on, when not the message's
+}
+
+// plan checks the conditions against the local replica and builds the messages of a
+// replicated commit, all of one stream.
+func (s *Store) plan(repl []storage.Op, conds []storage.Condition) (streamRef, []pubMsg, error) {
+	snap, err := s.local.NewSnapshot()
+	if err != nil {
+		return streamRef{}, nil, fmt.Errorf("cluster: commit: %w", err)
+	}
+	defer snap.Release()
+	var stream streamRef
+	same := func(ref streamRef) error {
+		if stream.token == "" {
+			stream = ref
+			return nil
+		}
+		if ref.token != stream.token {
+			return fmt.Errorf("cluster: commit: %s and %s: %w", stream.name(), ref.name(), ErrCrossStream)
+		}
+		return nil
+	}
+	expect := map[string]uint64{} // by key: the expected sequence of its subject
+	for _, c := range conds {
+		ref, e, err := s.keyStream(snap, c.Key)
+		if err != nil {
+			return stream, nil, err
+		}
+		if err := same(ref); err != nil {
+			return stream, nil, err
+		}
+		v, err := snap.Get(c.Key)
+		rev := storage.NoRevision
+		switch {
+		case errors.Is(err, storage.ErrNotFound):
+		case err != nil:
+			return stream, nil, fmt.Errorf("cluster: commit: read %q: %w", c.Key, err)
+		default:
+			rev = storage.RevisionOf(v)
+		}
+		if rev != c.Rev {
+			return stream, nil, fmt.Errorf("cluster: commit: key %q: %w", c.Key, storage.ErrConflict)
+		}
+		expect[string(c.Key)] = e.seq
+	}
+	var msgs []pubMsg
+	written := map[string]bool{}
+	for _, op := range repl {
+		ref, _, err := s.keyStream(snap, op.Key)
+		if err != nil {
+			return stream, nil, err
+		}
+		if err := same(ref); err != nil {
+			return stream, nil, err
+		}
+		m := pubMsg{subject: ref.keySubject(op.Key), data: encodeRecord(op.Key, op.Value, op.Delete)}
+		if seq, ok := expect[string(op.Key)]; ok && !written[string(op.Key)] {
+			m.expect = strconv.FormatUint(seq, 10)
+		}
+		written[string(op.Key)] = true
+		msgs = append(msgs, m)
+	}
+	for _, c := range conds {
+		if written[string(c.Key)] {
+			continue
+		}
+		written[string(c.Key)] = true // one check per key
+		msgs = append(msgs, pubMsg{subject: stream.subject(checkSuffix), data: []byte{kindCheck},
+			expect: strconv.FormatUint(expect[string(c.Key)], 10), forSubj: stream.keySubject(c.Key)})
+	}
+	return stream, msgs, nil
+}
+
+// commitReplicated publishes the replicated part of a batch and waits until the local
+// applier applied it.
+func (s *Store) commitReplicated(ctx context.Context, repl []storage.Op, conds []storage.Condition) error {
+	stream, msgs, err := s.plan(repl, conds)
+	if err != nil {
+		return err
+	}
+	if err := s.local.CheckDerive(repl); err != nil {
+		return fmt.Errorf("cluster: %w", err)
+	}
+	if _, err := s.node.ensureStream(ctx, stream); err != nil {
+		return err
+	}
+	a, err := s.node.applierOf(stream)
+	if err != nil {
+		return err
+	}
+	pctx, cancel := context.WithTimeout(ctx, publishTimeout)
+	defer cancel()
+	seq, err := s.publish(pctx, msgs)
+	if err != nil {
+		if isWrongSequence(err) {
+			s.catchUp(ctx, stream, conds)
+			return fmt.Errorf("cluster: commit to %s: %w", stream.name(), storage.ErrConflict)
+		}
+		return fmt.Errorf("cluster: commit to %s: %w", stream.name(), err)
+	}
+	if err := a.waitApplied(pctx, seq); err != nil {
+		return fmt.Errorf("cluster: commit to %s acknowledged: %w", stream.name(), err)
+	}
+	return nil
+}
+
+// publish publishes msgs (publishOnce), again while the stream has no leader to
+// answer (an election: at start, after a node's loss), until ctx ends. Publishing
+// again is safe: a conditional message already stored meets its own sequence and is
+// refused as a conflict; an unconditional one writes the same record again.
+func (s *Store) publish(ctx context.Context, msgs []pubMsg) (uint64, error) {
+	return retryUnanswered(ctx, func(ctx context.Context) (uint64, error) { return s.publishOnce(ctx, msgs) })
+}
+
+// retryUnanswered runs fn, again with a growing pause while it fails because no
+// stream leader answered, until ctx ends.
+func retryUnanswered[T any](ctx context.Context, fn func(ctx context.Context) (T, error)) (T, error) {
+	pause := 50 * time.Millisecond
+	for {
+		actx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		v, err := fn(actx)
+		cancel()
+		if err == nil || !unanswered(err) || ctx.Err() != nil {
+			return v, err
+		}
+		if !sleepCtx(ctx, pause) {
+			return v, err
+		}
+		pause = min(2*pause, time.Second)
+	}
+}
+
+// unanswered reports whether err means no stream leader answered in time.
+func unanswered(err error) bool {
+	return errors.Is(err, jetstream.ErrNoStreamResponse) || errors.Is(err, nats.ErrNoResponders) ||
+		errors.Is(err, context.DeadlineExceeded) || errors.Is(err, nats.ErrTimeout)
+}
+
+// publishOnce publishes msgs, one alone or as an atomic batch, and returns the stream
+// sequence of the last.
+func (s *Store) publishOnce(ctx context.Context, msgs []pubMsg) (uint64, error) {
+	if len(msgs) == 1 {
+		ack, err := s.node.js.PublishMsg(ctx, msgs[0].natsMsg())
+		if err != nil {
+			return 0, err
+		}
+		return ack.Sequence, nil
+	}
+	id := nuid.Next()
+	total := strconv.Itoa(len(msgs))
+	for i, pm := range msgs {
+		m := pm.natsMsg()
+		m.Header.Set("Nats-Batch-Id", id)
+		m.Header.Set("Nats-Batch-Sequence", strconv.Itoa(i+1))
+		m.Header.Set(hdrBatch, id)
+		m.Header.Set(hdrBatchPos, strconv.Itoa(i+1)+"/"+total)
+		if i < len(msgs)-1 {
+			if err := s.node.nc.PublishMsg(m); err != nil {
+				return 0, err
+			}
+			continue
+		}
+		m.Header.Set("Nats-Batch-Commit", "1")
+		ack, err := s.node.js.PublishMsg(ctx, m)
+		if err != nil {
+			return 0, err
+		}
+		return ack.Sequence, nil
+	}
+	return 0, nil
+}
+
+// natsMsg returns m as a NATS message.
+func (m pubMsg) natsMsg() *nats.Msg {
+	msg := nats.NewMsg(m.subject)
+	msg.Data = m.data
+	if m.expect != "" {
+		msg.Header.Set(jetstream.ExpectedLastSubjSeqHeader, m.expect)
+		if m.forSubj != "" {
+			msg.Header.Set("Nats-Expected-Last-Subject-Sequence-Subject", m.forSubj)
+		}
+	}
+	return msg
+}
+
+// catchUp waits (bounded) until the local replica applied the latest record of each
+// condition's key, so that the caller's retry after a conflict reads fresh state.
+func (s *Store) catchUp(ctx context.Context, stream streamRef, conds []storage.Condition) {
+	ctx, cancel := context.WithTimeout(ctx, conflictCatchUp)
+	defer cancel()
+	for _, c := range conds {
+		if err := s.syncKey(ctx, stream, c.Key); err != nil {
+			s.node.log.Debug("cluster: catch up after a conflict", "stream", stream.name(), "err", err)
+			return
+		}
+	}
+}
+
+// Sync waits until the local replica has applied the latest record of key in its
+// stream (read-your-writes across nodes: a read after Sync sees every write
+// acknowledged before Sync began). Keys that never replicate return at once.
+func (s *Store) Sync(ctx context.Context, key []byte) error {
+	if placeOf(key) == placeLocal {
+		return nil
+	}
+	snap, err := s.local.NewSnapshot()
+	if err != nil {
+		return fmt.Errorf("cluster: sync: %w", err)
+	}
+	stream, _, err := s.keyStream(snap, key)
+	snap.Release()
+	if err != nil {
+		return err
+	}
+	return s.syncKey(ctx, stream, key)
+}
+
+// syncKey waits until the local applier of stream reached key's latest sequence.
+func (s *Store) syncKey(ctx context.Context, stream streamRef, key []byte) error {
+	st, err := s.node.streamHandle(ctx, stream.name())
+	if errors.Is(err, jetstream.ErrStreamNotFound) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("cluster: sync %s: %w", stream.name(), err)
+	}
+	raw, err := st.GetLastMsgForSubject(ctx, stream.keySubject(key))
+	if errors.Is(err, jetstream.ErrMsgNotFound) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("cluster: sync %s: %w", stream.name(), err)
+	}
+	a, err := s.node.applierOf(stream)
+	if err != nil {
+		return err
+	}
+	return a.waitApplied(ctx, raw.Sequence)
+}
+
+var _ storage.Store = (*Store)(nil)
