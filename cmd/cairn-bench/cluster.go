@@ -33,6 +33,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/cairnkv/cairn/core/cluster"
 )
 
 // cairnPackage is the package of the cairn binary (built when --cairn-bin is not given).
@@ -102,15 +104,8 @@ func (p *proc) logTail() string {
 	return string(b)
 }
 
-// benchClusterStatus is the part of GET /cluster the phase waits on.
-type benchClusterStatus struct {
-	Streams []struct {
-		Name    string `json:"name"`
-		Leader  string `json:"leader"`
-		LastSeq uint64 `json:"last_seq"`
-		Applied uint64 `json:"applied_seq"`
-	} `json:"streams"`
-}
+// benchClusterStatus is GET /cluster's answer.
+type benchClusterStatus cluster.Status
 
 // caughtUp says whether every stream has a leader and is applied to its last sequence.
 func (s benchClusterStatus) caughtUp() bool {

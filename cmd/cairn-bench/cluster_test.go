@@ -85,9 +85,9 @@ func TestClusterStatusCaughtUp(t *testing.T) {
 		want bool
 	}{
 		{`{"streams":[]}`, false},
-		{`{"streams":[{"name":"p0","leader":"n1","last_seq":5,"applied_seq":5}]}`, true},
-		{`{"streams":[{"name":"p0","leader":"n1","last_seq":5,"applied_seq":4}]}`, false},
-		{`{"streams":[{"name":"p0","leader":"","last_seq":0,"applied_seq":0}]}`, false},
+		{`{"streams":[{"name":"p0","leader":"n1","last_seq":5,"applied":5}]}`, true},
+		{`{"streams":[{"name":"p0","leader":"n1","last_seq":5,"applied":4}]}`, false},
+		{`{"streams":[{"name":"p0","leader":"","last_seq":0,"applied":0}]}`, false},
 	}
 	for _, c := range cases {
 		var st benchClusterStatus

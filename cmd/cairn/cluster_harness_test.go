@@ -22,6 +22,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/cairnkv/cairn/core/cluster"
 )
 
 // clusterPartitions is the partition count the cluster tests run with: few streams, so
@@ -212,29 +214,8 @@ func (nd *clusterNode) Restart() {
 // ---------------------------------------------------------------------------------------
 // GET /cluster
 
-// clusterStatus is the JSON of GET /cluster (core/cluster's Status).
-type clusterStatus struct {
-	Cluster string          `json:"cluster"`
-	Node    string          `json:"node"`
-	Servers []clusterServer `json:"servers"`
-	Streams []clusterStream `json:"streams"`
-}
-
-// clusterServer is one JetStream server as a node sees it.
-type clusterServer struct {
-	Name string `json:"name"`
-	Up   bool   `json:"up"`
-}
-
-// clusterStream is one stream as a node sees it.
-type clusterStream struct {
-	Name     string `json:"name"`
-	Replicas int    `json:"replicas"`
-	Leader   string `json:"leader"`
-	LastSeq  uint64 `json:"last_seq"`
-	Applied  uint64 `json:"applied_seq"`
-	Digest   string `json:"digest"`
-}
+// clusterStatus is the JSON of GET /cluster.
+type clusterStatus cluster.Status
 
 // statusClient is the client of the harness's status and probe requests: short
 // timeouts, as a stopped node never answers.
