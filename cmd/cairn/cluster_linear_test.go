@@ -166,13 +166,13 @@ func TestClusterLinearizable(t *testing.T) {
 	requireClusterProcesses(t)
 	c := startCluster(t, 3)
 	t.Run("healthy", func(t *testing.T) { linearRun(t, c, "a", nil) })
-	// A node stops answering for 4 s mid-history: requests to it time out (reads are
+	// A node stops answering for 3 s mid-history: requests to it time out (reads are
 	// left out, writes become unknown) while the others go on.
 	t.Run("node stopped", func(t *testing.T) {
 		linearRun(t, c, "b", func() {
-			time.Sleep(3 * time.Second)
+			time.Sleep(1500 * time.Millisecond)
 			c.nodes[2].Pause()
-			time.Sleep(4 * time.Second)
+			time.Sleep(3 * time.Second)
 			c.nodes[2].Resume()
 		})
 	})
@@ -185,10 +185,12 @@ func linearRun(t *testing.T, c *testCluster, prefix string, fault func()) {
 		clients  = 6
 		keys     = 3
 		runFor   = 10 * time.Second
-		maxOps   = 400 // per client
+		maxOps   = 400                   // per client
+		pace     = 10 * time.Millisecond // between a client's operations: the history spans the fault
 		checkFor = 60 * time.Second
 	)
-	l := &clusterLoad{t: t, c: c, client: &http.Client{Transport: &http.Transport{DisableCompression: true}, Timeout: 5 * time.Second}}
+	// A request the stopped node holds for longer than the client waits ends unknown.
+	l := &clusterLoad{t: t, c: c, client: &http.Client{Transport: &http.Transport{DisableCompression: true}, Timeout: 2 * time.Second}}
 	h := &linearHistory{start: time.Now()}
 	deadline := time.Now().Add(runFor)
 	var wg sync.WaitGroup
@@ -196,7 +198,7 @@ func linearRun(t *testing.T, c *testCluster, prefix string, fault func()) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			linearClient(l, h, prefix, cl, keys, maxOps, deadline)
+			linearClient(l, h, prefix, cl, keys, maxOps, pace, deadline)
 		}()
 	}
 	if fault != nil {
@@ -236,7 +238,7 @@ func linearRun(t *testing.T, c *testCluster, prefix string, fault func()) {
 					msg = "visualization (kept): " + f.Name() + "\n"
 				}
 			}
-			t.Errorf("key %s: history not linearizable; %sits first operations:\n%s", key, msg, describeOps(ops, 60))
+			t.Errorf("key %s: history not linearizable; %s%s", key, msg, describeViolation(ops, info))
 		case porcupine.Unknown:
 			t.Logf("key %s: the checker did not finish within %v (no violation found)", key, checkFor)
 		}
@@ -245,7 +247,7 @@ func linearRun(t *testing.T, c *testCluster, prefix string, fault func()) {
 
 // linearClient runs one client: reads with r=quorum on one random node, and writes
 // conditional on what it read on another.
-func linearClient(l *clusterLoad, h *linearHistory, prefix string, cl, keys, maxOps int, deadline time.Time) {
+func linearClient(l *clusterLoad, h *linearHistory, prefix string, cl, keys, maxOps int, pace time.Duration, deadline time.Time) {
 	type seen struct {
 		value, etag, clock string
 		ok                 bool
@@ -253,6 +255,7 @@ func linearClient(l *clusterLoad, h *linearHistory, prefix string, cl, keys, max
 	last := make([]seen, keys)
 	rng := rand.New(rand.NewPCG(uint64(cl), 18))
 	for i := 0; i < maxOps && time.Now().Before(deadline); i++ {
+		time.Sleep(pace)
 		k := rng.IntN(keys)
 		key := fmt.Sprintf("%s%d", prefix, k)
 		nd := l.c.nodes[rng.IntN(len(l.c.nodes))]
@@ -287,17 +290,49 @@ func linearClient(l *clusterLoad, h *linearHistory, prefix string, cl, keys, max
 	}
 }
 
-// describeOps lists up to n operations in call order, for a failure message.
-func describeOps(ops []porcupine.Operation, n int) string {
+// describeViolation shows where the checker got stuck: the end of the longest order it
+// found for the key's operations, and the operations (in call order) around the first
+// one it could not place.
+func describeViolation(ops []porcupine.Operation, info porcupine.LinearizationInfo) string {
+	var longest []porcupine.Operation
+	for _, part := range info.PartialLinearizationsOperations() {
+		for _, lin := range part {
+			if len(lin) > len(longest) {
+				longest = lin
+			}
+		}
+	}
+	placed := map[porcupine.Operation]bool{}
+	for _, op := range longest {
+		placed[op] = true
+	}
 	sorted := append([]porcupine.Operation(nil), ops...)
 	sort.Slice(sorted, func(i, j int) bool { return sorted[i].Call < sorted[j].Call })
-	var b strings.Builder
+	stuck := len(sorted)
 	for i, op := range sorted {
-		if i == n {
+		if !placed[op] {
+			stuck = i
 			break
 		}
-		fmt.Fprintf(&b, "  [%d] %8.3fms..%8.3fms %s\n", op.ClientId, float64(op.Call)/1e6, float64(op.Return)/1e6,
-			registerModel.DescribeOperation(op.Input, op.Output))
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "the longest order found places %d of %d operations, ending with:\n", len(longest), len(ops))
+	for _, op := range longest[max(0, len(longest)-5):] {
+		b.WriteString(describeOp(op))
+	}
+	b.WriteString("operations in call order around the first one it cannot place (*):\n")
+	for i := max(0, stuck-15); i < min(len(sorted), stuck+15); i++ {
+		mark := " "
+		if i == stuck {
+			mark = "*"
+		}
+		b.WriteString(mark + describeOp(sorted[i]))
 	}
 	return b.String()
+}
+
+// describeOp is one line for an operation.
+func describeOp(op porcupine.Operation) string {
+	return fmt.Sprintf(" [%d] %8.3fms..%8.3fms %s\n", op.ClientId, float64(op.Call)/1e6, float64(op.Return)/1e6,
+		registerModel.DescribeOperation(op.Input, op.Output))
 }
