@@ -424,7 +424,7 @@ func (s *Service) freshen(ctx context.Context, p *core.BucketProps, opts GetOpti
 	if r.Resolve(p.NVal, p.R) <= 1 && pr.Resolve(p.NVal, p.PR) <= 0 {
 		return nil
 	}
-	return f.Sync(ctx, k)
+	return errUnsynced(f.Sync(ctx, k))
 }
 
 // PutOptions are the write parameters of a store.
@@ -667,7 +667,7 @@ func (s *Service) write(ctx context.Context, p *core.BucketProps, typ, bucket, k
 	// a condition naming a version read on another node is not refused by a stale one.
 	synced := false
 	if pre != nil && s.fresh != nil {
-		if err := s.fresh.Sync(ctx, op.k); err != nil {
+		if err := errUnsynced(s.fresh.Sync(ctx, op.k)); err != nil {
 			return nil, fmt.Errorf("kv: put %s/%s: %w", bucket, key, err)
 		}
 		synced = true
