@@ -139,6 +139,11 @@ func startClusterSpec(t testing.TB, spec clusterSpec) *testCluster {
 			t.Fatalf("starting cluster node %s: %v", c.nodes[i].name, err)
 		}
 	}
+	t.Cleanup(func() { // before the nodes are stopped
+		if t.Failed() {
+			c.logStatuses()
+		}
+	})
 	for _, nd := range c.nodes {
 		c.waitCaughtUp(nd, 60*time.Second)
 	}
@@ -178,6 +183,25 @@ func (c *testCluster) logOutputs() {
 			fmt.Fprintf(&b, "=== current\n%s", tail(nd.output(), 32<<10))
 		}
 		c.t.Logf("node %s (%s):\n%s", nd.name, nd.kvURL, b.String())
+	}
+}
+
+// logStatuses logs each node's GET /cluster as it answers now (a stalled stream shows
+// as lag or as no leader), for a failing test.
+func (c *testCluster) logStatuses() {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	for _, nd := range c.nodes {
+		st, err := nd.status(ctx, false)
+		if err != nil {
+			c.t.Logf("node %s: %v", nd.name, err)
+			continue
+		}
+		var b strings.Builder
+		for _, s := range st.Streams {
+			fmt.Fprintf(&b, "  %s: leader %q, last %d, applied %d %s\n", s.Name, s.Leader, s.LastSeq, s.Applied, s.Error)
+		}
+		c.t.Logf("node %s sees servers %+v and streams:\n%s", nd.name, st.Servers, b.String())
 	}
 }
 
