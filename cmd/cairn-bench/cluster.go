@@ -292,6 +292,9 @@ func (b *bench) phaseCluster(ctx context.Context) error {
 		return err
 	}
 	b.logf("cluster: standalone at %s, nodes at %v", c.standalone.addr, c.nodeAddrs())
+	if b.wrk != nil {
+		b.notes = append(b.notes, "the cluster phase's load comes from the built-in generator (wrk sends to one address), on both sides")
+	}
 	if err := b.populateAt(ctx, c.standalone.addr); err != nil {
 		return err
 	}
