@@ -58,6 +58,9 @@ const (
 	// maxPayload is the embedded server's largest message: an object record (bounded by
 	// --max-object-size, 50 MiB at most by default in kv) plus its key.
 	maxPayload = 64 << 20
+	// maxBatchMsgs bounds the messages of one commit (one JetStream atomic batch): the
+	// embedded server's limit; an existing NATS has its own (1000 by default).
+	maxBatchMsgs = 11_000
 )
 
 // withDefaults returns c with its zero fields defaulted.

@@ -154,8 +154,8 @@ func conditionalIncrement(ctx context.Context, svc *kv.Service) error {
 		var clock []byte
 		n := 0
 		o, err := svc.Get(ctx, core.DefaultType, "plain", "cas", quorumRead)
-		switch {
-		case err == nil:
+		switch err {
+		case nil:
 			clock = o.VClock
 			if n, err = strconv.Atoi(string(o.Siblings[0].Value)); err != nil {
 				return err

@@ -232,7 +232,52 @@ func (n *Node) setupStreams(ctx context.Context) error {
 			return err
 		}
 	}
+	// Consumers created before their stream has a leader stall until their pull
+	// expires: wait for the leaders first.
+	if err := n.waitLeaders(ctx); err != nil {
+		return err
+	}
 	return n.attachAll(ctx)
+}
+
+// waitLeaders waits (bounded by cfg.StartTimeout) until every stream this node
+// created or found has a leader, so that the node serves once writes can be
+// acknowledged rather than letting its first writes wait for elections.
+func (n *Node) waitLeaders(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, n.cfg.StartTimeout)
+	defer cancel()
+	var names []string
+	n.ensured.Range(func(k, _ any) bool {
+		names = append(names, k.(string))
+		return true
+	})
+	start := time.Now()
+	for _, name := range names {
+		for {
+			info, err := n.streamInfo(ctx, name)
+			if err == nil && (info.Cluster == nil || info.Cluster.Leader != "") {
+				break
+			}
+			if ctx.Err() != nil {
+				return fmt.Errorf("cluster: stream %s has no leader after %v: %w", name,
+					time.Since(start).Round(time.Second), ctx.Err())
+			}
+			sleepCtx(ctx, 50*time.Millisecond)
+		}
+	}
+	n.log.Info("cluster: every stream has a leader", "streams", len(names), "after", time.Since(start).Round(time.Millisecond))
+	return nil
+}
+
+// streamInfo returns a stream's current info.
+func (n *Node) streamInfo(ctx context.Context, name string) (*jetstream.StreamInfo, error) {
+	ictx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	s, err := n.streamHandle(ictx, name)
+	if err != nil {
+		return nil, err
+	}
+	return s.Info(ictx)
 }
 
 // DefaultNVal is the replica count of keys whose n_val is not known (kv's default).
@@ -294,6 +339,8 @@ func streamConfig(s streamRef, r int) jetstream.StreamConfig {
 		AllowDirect:        false,
 		AllowAtomicPublish: true,
 		MaxMsgSize:         maxPayload,
+		// Message ids only need to outlive a commit's attempts (publishTimeout).
+		Duplicates: publishTimeout + 10*time.Second,
 	}
 }
 

@@ -13,7 +13,9 @@ import (
 )
 
 // objKey is an object key of bucket b.
-func objKey(i int) []byte { return storage.KeyString(storage.TagObject, "default", "b", "k"+strconv.Itoa(i)) }
+func objKey(i int) []byte {
+	return storage.KeyString(storage.TagObject, "default", "b", "k"+strconv.Itoa(i))
+}
 
 // writeRange puts value under objKey(lo..hi-1) through st, one batch each.
 func writeRange(t *testing.T, st storage.Store, lo, hi int, value string) {

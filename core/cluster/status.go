@@ -8,6 +8,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"hash"
 	"sort"
 	"time"
 
@@ -154,11 +155,7 @@ func (n *Node) digests() (map[string][]byte, error) {
 	defer snap.Release()
 	it := snap.IteratePrefix(sideKeyPrefix)
 	defer it.Release()
-	type hasher interface {
-		Write([]byte) (int, error)
-		Sum([]byte) []byte
-	}
-	hs := map[string]hasher{}
+	hs := map[string]hash.Hash{}
 	var num [binary.MaxVarintLen64]byte
 	for it.Next() {
 		e, err := decodeSideEntry(it.Value())

@@ -282,6 +282,9 @@ func (s *Store) commitReplicated(ctx context.Context, repl []storage.Op, conds [
 	if err != nil {
 		return err
 	}
+	if len(msgs) > maxBatchMsgs {
+		return fmt.Errorf("cluster: commit: a batch of %d writes and conditions is more than one commit takes (%d)", len(msgs), maxBatchMsgs)
+	}
 	if err := s.local.CheckDerive(repl); err != nil {
 		return fmt.Errorf("cluster: %w", err)
 	}
@@ -312,8 +315,18 @@ func (s *Store) commitReplicated(ctx context.Context, repl []storage.Op, conds [
 // answer (an election: at start, after a node's loss), until ctx ends. Publishing
 // again is safe: a conditional message already stored meets its own sequence and is
 // refused as a conflict; an unconditional one writes the same record again.
+//
+// A single message carries a message id, the same in every attempt: JetStream's
+// duplicate window (two minutes) answers an attempt after one that was stored but not
+// acknowledged with the first one's sequence instead of storing it again. An atomic
+// batch has no such id (see docs/rationale.md): an attempt after one that was stored
+// meets a conflict, or, unconditional, writes the same records again.
 func (s *Store) publish(ctx context.Context, msgs []pubMsg) (uint64, error) {
-	return retryUnanswered(ctx, func(ctx context.Context) (uint64, error) { return s.publishOnce(ctx, msgs) })
+	msgID := ""
+	if len(msgs) == 1 {
+		msgID = nuid.Next()
+	}
+	return retryUnanswered(ctx, func(ctx context.Context) (uint64, error) { return s.publishOnce(ctx, msgs, msgID) })
 }
 
 // retryUnanswered runs fn, again with a growing pause while it fails because no
@@ -334,17 +347,27 @@ func retryUnanswered[T any](ctx context.Context, fn func(ctx context.Context) (T
 	}
 }
 
-// unanswered reports whether err means no stream leader answered in time.
+// unanswered reports whether err means no stream leader answered in time, or the
+// stream had too many atomic batches open at once: worth publishing again.
 func unanswered(err error) bool {
+	var apiErr *jetstream.APIError
+	if errors.As(err, &apiErr) && apiErr.ErrorCode == errCodeTooManyInflight {
+		return true
+	}
 	return errors.Is(err, jetstream.ErrNoStreamResponse) || errors.Is(err, nats.ErrNoResponders) ||
 		errors.Is(err, context.DeadlineExceeded) || errors.Is(err, nats.ErrTimeout)
 }
 
-// publishOnce publishes msgs, one alone or as an atomic batch, and returns the stream
-// sequence of the last.
-func (s *Store) publishOnce(ctx context.Context, msgs []pubMsg) (uint64, error) {
+// errCodeTooManyInflight is JetStream's JSAtomicPublishTooManyInflight.
+const errCodeTooManyInflight = 10210
+
+// publishOnce publishes msgs, one alone (with message id msgID) or as an atomic batch,
+// and returns the stream sequence of the last.
+func (s *Store) publishOnce(ctx context.Context, msgs []pubMsg, msgID string) (uint64, error) {
 	if len(msgs) == 1 {
-		ack, err := s.node.js.PublishMsg(ctx, msgs[0].natsMsg())
+		m := msgs[0].natsMsg()
+		m.Header.Set(jetstream.MsgIDHeader, msgID)
+		ack, err := s.node.js.PublishMsg(ctx, m)
 		if err != nil {
 			return 0, err
 		}
