@@ -1,10 +1,13 @@
 # Cairn — build, run, test, check, bench.
 #   make run    build and start the server on its embedded defaults (127.0.0.1:8098, ./data)
+#   make cluster  build and start a local 3-node cluster on loopback ports in
+#                 ./data/cluster/n1..n3 (scripts/cluster.sh; Ctrl-C stops it)
 #   make test   every test (with -race when a C compiler is available for cgo; the
 #               end-to-end package without it, see below)
 #   make test-race-e2e  the end-to-end package under the race detector (~5 GB of RAM)
 #   make check  formatting, vet, golangci-lint, tests, brief fuzzing, go mod tidy diff
-#   make bench  load benchmarks (Cairn vs bare net/http) and Go micro-benchmarks
+#   make bench  load benchmarks (Cairn vs bare net/http, a 3-node cluster vs one node)
+#               and Go micro-benchmarks
 #   make proto  regenerate sdk/goplugin/hookspb from hooks.proto (needs protoc; the Go
 #               generators are installed in bin/tools)
 #   make wasm-examples  rebuild the example WebAssembly modules from source (needs their
@@ -29,7 +32,7 @@ E2E       := ./cmd/cairn
 # own race on that path, syndtr/goleveldb#356); `make test` runs them without it.
 NORACE_STORAGE := ^(TestDiskFullTmpfs|TestWriteFailureHeals)$$
 
-.PHONY: all build run test test-race-e2e check fmt-check vet lint fuzz tidy-check bench wasm-examples proto clean
+.PHONY: all build run cluster test test-race-e2e check fmt-check vet lint fuzz tidy-check bench wasm-examples proto clean
 
 all: build
 
@@ -38,6 +41,9 @@ build:
 
 run: build
 	./bin/cairn serve
+
+cluster: build
+	CAIRN=./bin/cairn ./scripts/cluster.sh
 
 test:
 	@s=0; \
@@ -90,7 +96,7 @@ tidy-check:
 check: fmt-check vet tidy-check lint test fuzz
 
 bench: build
-	$(GO) run ./cmd/cairn-bench --phases get,put,sync,burst,hook,query,plugin,s3
+	$(GO) run ./cmd/cairn-bench --phases get,put,sync,burst,hook,query,plugin,s3,cluster --cairn-bin bin/cairn
 	$(GO) test -run '^$$' -bench . -benchtime 2s ./core/... ./plugins/...
 
 wasm-examples:

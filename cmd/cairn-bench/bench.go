@@ -216,14 +216,16 @@ func (b *bench) run(ctx context.Context) error {
 	if err := b.setBucket(); err != nil {
 		return err
 	}
-	if err := b.populate(ctx); err != nil {
-		return err
+	if b.needsKeys() {
+		if err := b.populate(ctx); err != nil {
+			return err
+		}
 	}
 	steps := []struct {
 		name string
 		fn   func(context.Context) error
 	}{
-		{"get", b.phaseGet}, {"put", b.phasePut}, {"sync", b.phaseSync}, {"burst", b.phaseBurst}, {"hook", b.phaseHook}, {"query", b.phaseQuery}, {"plugin", b.phasePlugin}, {"s3", b.phaseS3},
+		{"get", b.phaseGet}, {"put", b.phasePut}, {"sync", b.phaseSync}, {"burst", b.phaseBurst}, {"hook", b.phaseHook}, {"query", b.phaseQuery}, {"plugin", b.phasePlugin}, {"s3", b.phaseS3}, {"cluster", b.phaseCluster},
 	}
 	for _, s := range steps {
 		if !b.o.Phases[s.name] {
@@ -237,6 +239,17 @@ func (b *bench) run(ctx context.Context) error {
 		}
 	}
 	return b.report()
+}
+
+// needsKeys says whether a phase to run reads the in-process server's populated keys
+// (the s3 and cluster phases run servers of their own).
+func (b *bench) needsKeys() bool {
+	for p := range b.o.Phases {
+		if p != "s3" && p != "cluster" {
+			return true
+		}
+	}
+	return false
 }
 
 func (b *bench) printHeader() {
@@ -286,14 +299,10 @@ func (b *bench) populate(ctx context.Context) error {
 	w := b.putNew("k", 0)
 	w.Keys, w.Sequential = b.o.Keys, true
 	start := time.Now()
-	r := Builtin{Addr: b.cairnAddr, Conns: b.o.Conns, Build: w.raw(b.cairnAddr), Total: int64(b.o.Keys), Seed: 1}.Start()
-	select {
-	case <-r.Done():
-	case <-ctx.Done():
-		r.Stop()
-		return ctx.Err()
+	st, err := runToEnd(ctx, Builtin{Addr: b.cairnAddr, Conns: b.o.Conns, Build: w.raw(b.cairnAddr), Total: int64(b.o.Keys), Seed: 1})
+	if err != nil {
+		return err
 	}
-	st := r.Stats(0)
 	el := time.Since(start)
 	b.logf("populated %d keys in %v (%.0f PUT/s, builtin generator), %d errors", st.Requests, el.Round(time.Millisecond),
 		float64(st.Requests)/el.Seconds(), st.Errors)
@@ -411,6 +420,9 @@ type side struct {
 	// the load generator: it signs S3 requests, which wrk's script cannot); otherwise
 	// the workload w does.
 	build RequestFunc
+	// addrs, when set, spreads the load over these servers (a cluster's nodes) instead
+	// of addr: conns split evenly among them, always with the built-in generator.
+	addrs []string
 }
 
 // sample is one measured stretch of a side.
@@ -426,7 +438,7 @@ type sample struct {
 // measured part under the phase's name when prof is set.
 func (b *bench) measureOnce(ctx context.Context, s side, warmup, d time.Duration, prof bool) (sample, error) {
 	stop := func() {}
-	if b.wrk != nil && s.build == nil {
+	if b.wrk != nil && s.build == nil && s.addrs == nil {
 		run := WrkRun{URL: "http://" + s.addr, Conns: s.conns, Script: wrkScript(s.w)}
 		if warmup > 0 {
 			run.Duration = warmup
@@ -447,28 +459,78 @@ func (b *bench) measureOnce(ctx context.Context, s side, warmup, d time.Duration
 		return sample{requests: okReqs, errors: wr.Non2xx + wr.SocketErrors, seconds: wr.Elapsed.Seconds(),
 			p50: wr.P50, p99: wr.P99, wrk: true}, nil
 	}
-	build := s.build
-	if build == nil {
-		build = s.w.raw(s.addr)
-	}
-	r := Builtin{Addr: s.addr, Conns: s.conns, Build: build, Seed: uint64(time.Now().UnixNano())}.Start()
+	r := s.start()
 	err := sleep(ctx, warmup)
 	var t1, t2 time.Time
 	if err == nil {
 		if prof {
 			stop = b.profile(s.name)
 		}
-		t1 = r.SetEpoch(1)
+		t1 = r.setEpoch(1)
 		err = sleep(ctx, d)
-		t2 = r.SetEpoch(2)
+		t2 = r.setEpoch(2)
 	}
 	stop()
-	r.Stop()
+	r.stop()
 	if err != nil {
 		return sample{}, err
 	}
-	st := r.Stats(1)
+	st := r.stats(1)
 	return sample{requests: st.Requests, errors: st.Errors, seconds: t2.Sub(t1).Seconds(), hist: &st.Hist}, nil
+}
+
+// runs are the built-in generator's runs of one side, one per server.
+type runs []*Run
+
+// start starts the built-in generator on s: one run on addr, or one per address of
+// addrs with the connections split among them.
+func (s side) start() runs {
+	addrs := s.addrs
+	if addrs == nil {
+		addrs = []string{s.addr}
+	}
+	seed := uint64(time.Now().UnixNano())
+	rs := make(runs, len(addrs))
+	for i, a := range addrs {
+		build := s.build
+		if build == nil {
+			build = s.w.raw(a)
+		}
+		conns := s.conns / len(addrs)
+		if i < s.conns%len(addrs) {
+			conns++
+		}
+		rs[i] = Builtin{Addr: a, Conns: max(1, conns), Build: build, Seed: seed + uint64(i)<<32}.Start()
+	}
+	return rs
+}
+
+// setEpoch switches every run to epoch e and returns the time of the first switch.
+func (rs runs) setEpoch(e int) time.Time {
+	t := rs[0].SetEpoch(e)
+	for _, r := range rs[1:] {
+		r.SetEpoch(e)
+	}
+	return t
+}
+
+// stop stops every run.
+func (rs runs) stop() {
+	for _, r := range rs {
+		r.Stop()
+	}
+}
+
+// stats merges the runs' statistics of epoch e.
+func (rs runs) stats(e int) EpochStats {
+	var s EpochStats
+	for _, r := range rs {
+		st := r.Stats(e)
+		s.Requests += st.Requests
+		s.Errors += st.Errors
+		s.Hist.merge(&st.Hist)
+	}
+	return s
 }
 
 // result combines the samples of one side into its phase result. Built-in samples

@@ -141,6 +141,19 @@ func (r *Run) Stop() {
 	<-r.done
 }
 
+// runToEnd runs a count-bounded b until it has sent its Total requests (or ctx ends, which
+// stops it) and returns its statistics.
+func runToEnd(ctx context.Context, b Builtin) (EpochStats, error) {
+	r := b.Start()
+	select {
+	case <-r.Done():
+	case <-ctx.Done():
+		r.Stop()
+		return EpochStats{}, ctx.Err()
+	}
+	return r.Stats(0), nil
+}
+
 // Stats returns the merged statistics of epoch e. Call it after Done is closed.
 func (r *Run) Stats(e int) EpochStats {
 	var s EpochStats

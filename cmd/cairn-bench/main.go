@@ -18,6 +18,11 @@
 //     1 MiB and 64 MiB objects signed V4 with a hex payload hash from 16 connections,
 //     median Cairn/bare of 3 repetitions (targets: PUT >= 0.5, GET >= 0.8); and the peak
 //     RSS above idle during one streamed 1 GiB upload (target < 64 MiB).
+//  7. with --phases ...,cluster (not a default phase: `make bench` asks for it), three
+//     `cairn serve` processes of one cluster against one standalone process of the
+//     same binary (--cairn-bin, or built with go build): GET and PUT (w=quorum)
+//     throughput and latency over --cluster-keys objects (targets: GET >= 0.7, PUT >=
+//     0.25 of standalone), and the extra cost of a conditional write per conflict.
 //
 // A benchmark reports; it never fails: the exit status is non-zero only when the
 // benchmark could not run. See docs/benchmarks.md.
@@ -25,7 +30,7 @@
 // Usage:
 //
 //	cairn-bench [--quick] [--duration 5s] [--loadgen auto|wrk|builtin] [--json FILE]
-//	            [--cpuprofile PREFIX] [--phases get,put,sync,burst,hook,query,plugin,s3] ...
+//	            [--cpuprofile PREFIX] [--phases get,put,sync,burst,hook,query,plugin,s3,cluster] ...
 package main
 
 import (

@@ -65,14 +65,22 @@ type options struct {
 	S3V4Conns int
 	S3V4Work  byteSize
 	S3V4Reps  int
+	// CairnBin is the cairn binary the cluster phase runs as processes ("": built with
+	// go build into the temporary directory).
+	CairnBin string
+	// ClusterKeys is the number of objects the cluster phase writes before its GETs,
+	// ClusterPartitions the nodes' --cluster-partitions.
+	ClusterKeys       int
+	ClusterPartitions int
 }
 
 var errHelp = errors.New("help requested")
 
-var allPhases = []string{"get", "put", "sync", "burst", "hook", "query", "plugin", "s3"}
+var allPhases = []string{"get", "put", "sync", "burst", "hook", "query", "plugin", "s3", "cluster"}
 
-// defaultPhases run when --phases is not given: all but s3, which `make bench` asks for.
-var defaultPhases = allPhases[:len(allPhases)-1]
+// defaultPhases run when --phases is not given: all but s3 and cluster, which `make
+// bench` asks for.
+var defaultPhases = allPhases[:len(allPhases)-2]
 
 func parseFlags(args []string, stderr io.Writer) (options, error) {
 	var o options
@@ -121,6 +129,9 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.IntVar(&o.S3V4Conns, "s3-v4-conns", 16, "connections of the s3 phase's signature V4 comparison")
 	fs.Var(&o.S3V4Work, "s3-v4-work", "bytes each server receives per repetition of a V4 PUT case, 4 times as much for GETs (at least one object per connection)")
 	fs.IntVar(&o.S3V4Reps, "s3-v4-reps", 3, "repetitions of each V4 case (the median ratio is quoted)")
+	fs.StringVar(&o.CairnBin, "cairn-bin", "", "cairn binary the cluster phase runs (default: built with go build)")
+	fs.IntVar(&o.ClusterKeys, "cluster-keys", 20000, "objects the cluster phase writes to the cluster and to its standalone node before the GETs")
+	fs.IntVar(&o.ClusterPartitions, "cluster-partitions", 64, "the cluster phase's --cluster-partitions")
 	fs.DurationVar(&o.SettleMax, "settle-max", 60*time.Second, "longest wait for LevelDB compactions to finish before a phase")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -148,6 +159,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 			"s3-multipart": func() { o.S3Multipart = 512 << 20 },
 			"s3-v4-sizes":  func() { o.S3V4Sizes = sizeList{1 << 20, 8 << 20} },
 			"s3-v4-work":   func() { o.S3V4Work = 128 << 20 },
+			"cluster-keys": func() { o.ClusterKeys = 2000 },
 		}
 		for name, apply := range quick {
 			if !set[name] {
@@ -197,6 +209,10 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 		return o, errors.New("--s3-small, --s3-large and --s3-big must be at least 1 byte (the first two at most 1GiB)")
 	case o.S3V4Conns < 1 || o.S3V4Conns > 256 || o.S3V4Reps < 1 || o.S3V4Reps > 99 || o.S3V4Work < 1:
 		return o, errors.New("--s3-v4-conns must be 1-256, --s3-v4-reps 1-99 and --s3-v4-work at least 1 byte")
+	case o.ClusterKeys < 1 || o.ClusterKeys > 99999999:
+		return o, errors.New("--cluster-keys must be between 1 and 99999999 (keys have 8 digits)")
+	case o.ClusterPartitions < 1 || o.ClusterPartitions&(o.ClusterPartitions-1) != 0 || o.ClusterPartitions > 1024:
+		return o, errors.New("--cluster-partitions must be a power of two, at most 1024")
 	case slices.ContainsFunc(o.S3V4Sizes, func(n int64) bool { return n < 1 || n > 1<<30 }):
 		return o, errors.New("--s3-v4-sizes must be between 1 byte and 1GiB")
 	}

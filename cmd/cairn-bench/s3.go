@@ -552,14 +552,10 @@ func (b *bench) s3Populate(ctx context.Context, s *s3Servers, w s3Workload, conn
 	w.method, w.sequential = http.MethodPut, true
 	for _, t := range []struct{ name, addr string }{{"bare", s.bareAddr}, {"cairn", s.cairnAddr}} {
 		start := time.Now()
-		r := Builtin{Addr: t.addr, Conns: conns, Build: w.raw(t.addr), Total: int64(w.keys), Seed: 1}.Start()
-		select {
-		case <-r.Done():
-		case <-ctx.Done():
-			r.Stop()
-			return ctx.Err()
+		st, err := runToEnd(ctx, Builtin{Addr: t.addr, Conns: conns, Build: w.raw(t.addr), Total: int64(w.keys), Seed: 1})
+		if err != nil {
+			return err
 		}
-		st := r.Stats(0)
 		b.logf("s3: %s: %d objects of %s written in %v, %d errors", t.name, st.Requests, fmtSize(int64(w.size)),
 			time.Since(start).Round(time.Millisecond), st.Errors)
 		if st.Errors > 0 || st.Requests != int64(w.keys) {

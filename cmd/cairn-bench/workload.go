@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"strconv"
+	"strings"
 )
 
 // workload is the request stream of a phase, described once and turned into either
@@ -22,6 +23,8 @@ type workload struct {
 	// index instead of a random one (to populate keys 0..N-1 exactly once).
 	Sequential bool
 	DW         int // the dw query parameter, or -1 for none
+	// Query holds further query parameters ("w=quorum"), after dw; "" for none.
+	Query string
 	// Bodies are the PUT bodies, all of one length; each request takes a random one, so
 	// that neighbouring objects differ and LevelDB's block compression sees realistic
 	// data rather than one value repeated.
@@ -31,10 +34,7 @@ type workload struct {
 // raw returns the built-in generator's request function for w, sending Host: host.
 func (w workload) raw(host string) RequestFunc {
 	head := []byte(w.Method + " /buckets/" + w.Bucket + "/keys/" + w.KeyPrefix)
-	var tail []byte
-	if w.DW >= 0 {
-		tail = append(tail, "?dw="+strconv.Itoa(w.DW)...)
-	}
+	tail := []byte(w.query())
 	tail = append(tail, " HTTP/1.1\r\nHost: "+host+"\r\n"...)
 	tails := [][]byte{append(tail, "\r\n"...)}
 	if w.Method == http.MethodPut {
@@ -61,6 +61,21 @@ func (w workload) raw(host string) RequestFunc {
 		}
 		return append(dst, tails[r.IntN(len(tails))]...)
 	}
+}
+
+// query is the request's query string with its "?" ("" without parameters).
+func (w workload) query() string {
+	var q []string
+	if w.DW >= 0 {
+		q = append(q, "dw="+strconv.Itoa(w.DW))
+	}
+	if w.Query != "" {
+		q = append(q, w.Query)
+	}
+	if len(q) == 0 {
+		return ""
+	}
+	return "?" + strings.Join(q, "&")
 }
 
 // appendPadded appends v in decimal, zero-padded to width digits.

@@ -215,10 +215,7 @@ function init(args)
 end
 `)
 	path := "/buckets/" + w.Bucket + "/keys/" + w.KeyPrefix
-	query := ""
-	if w.DW >= 0 {
-		query = "?dw=" + strconv.Itoa(w.DW)
-	}
+	query := w.query()
 	if w.Keys > 0 {
 		fmt.Fprintf(&b, `function request()
   return wrk.format(nil, string.format("%s%%08d%s", math.random(0, %d)), nil, %s)

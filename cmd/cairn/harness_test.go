@@ -11,6 +11,7 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/tls"
 	"crypto/x509"
@@ -108,6 +109,12 @@ type serverOpts struct {
 	// process, or compile WebAssembly modules under tight timeouts (see inProcess for
 	// the cases that imply it).
 	process bool
+	// wrap, when set, is a command prefix the process runs under (e.g. `ip netns exec
+	// NS`, which execs the binary in the same process).
+	wrap []string
+	// startTimeout bounds the wait for the server to say where it listens (default
+	// 20 s; a cluster node waits for its peers first).
+	startTimeout time.Duration
 }
 
 // inProcess says whether a server described by o runs in the test's process: unless
@@ -115,7 +122,7 @@ type serverOpts struct {
 // CAIRN_* ones (which only the configuration reads; others reach the standard library,
 // TLS roots for one, and plugin processes only through a process's environment).
 func (o serverOpts) inProcess() bool {
-	if o.process || o.dir != "" || allProcesses {
+	if o.process || o.dir != "" || o.wrap != nil || allProcesses {
 		return false
 	}
 	for _, kv := range o.env {
@@ -208,7 +215,8 @@ func argvFor(o serverOpts) []string {
 
 // commandFor builds the child's command line and environment.
 func commandFor(o serverOpts) *exec.Cmd {
-	cmd := exec.Command(cairnBin, argvFor(o)...)
+	argv := append(append(append([]string(nil), o.wrap...), cairnBin), argvFor(o)...)
+	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Env = childEnv(o.env)
 	cmd.Dir = o.dir
 	return cmd
@@ -335,6 +343,7 @@ func (s *child) start() error {
 		_, _ = io.Copy(s.stdout, pipe)
 		close(copied)
 	}()
+	startTimeout := cmp.Or(s.opts.startTimeout, 20*time.Second)
 	waited := s.waited
 	s.t.Cleanup(func() {
 		select {
@@ -355,10 +364,10 @@ func (s *child) start() error {
 			err = fmt.Errorf("exit status %d", s.code)
 		}
 		return fmt.Errorf("exited before listening (%w)\n%s", err, s.output())
-	case <-time.After(20 * time.Second):
+	case <-time.After(startTimeout):
 		s.end()
 		<-s.waited
-		return fmt.Errorf("did not print its address within 20s\n%s", s.output())
+		return fmt.Errorf("did not print its address within %v\n%s", startTimeout, s.output())
 	}
 }
 

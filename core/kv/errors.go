@@ -51,6 +51,18 @@ func errBadClock(err error) error {
 
 func errTimeout() error { return &core.Error{Code: core.EUNAVAILABLE, Message: "request timed out\n"} }
 
+// errUnsynced is the answer to a request whose local replica could not be brought up to
+// date with its key (storage.Freshener): 503, as Riak answers when it cannot reach the
+// replicas a request needs (the key's stream has no leader on this side of a partition,
+// or ctx ended). The cause stays wrapped for the log. nil stays nil.
+func errUnsynced(err error) error {
+	if err == nil {
+		return nil
+	}
+	return fmt.Errorf("%w (%w)", &core.Error{Code: core.EUNAVAILABLE,
+		Message: "The key's replicas cannot be reached to confirm its latest write; try again\n"}, err)
+}
+
 // errContended is the answer to a write that conflicted with other writers of the
 // store maxWriteAttempts times in a row.
 func errContended(bucket, key string) error {

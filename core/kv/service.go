@@ -429,7 +429,7 @@ func (s *Service) freshen(ctx context.Context, p *core.BucketProps, opts GetOpti
 	if r.Resolve(p.NVal, p.R) <= 1 && pr.Resolve(p.NVal, p.PR) <= 0 {
 		return nil
 	}
-	return f.Sync(ctx, k)
+	return errUnsynced(f.Sync(ctx, k))
 }
 
 // PutOptions are the write parameters of a store.
@@ -667,8 +667,18 @@ func (s *Service) write(ctx context.Context, p *core.BucketProps, typ, bucket, k
 	mu := s.lock(typ, bucket, key)
 	mu.Lock()
 	defer mu.Unlock()
+	// A precondition (If-Match, If-None-Match...) judges the stored object: on a
+	// replicated store, first bring the local replica up to date with the key, so that
+	// a condition naming a version read on another node is not refused by a stale one.
+	synced := false
+	if pre != nil && s.fresh != nil {
+		if err := errUnsynced(s.fresh.Sync(ctx, op.k)); err != nil {
+			return nil, fmt.Errorf("kv: put %s/%s: %w", bucket, key, err)
+		}
+		synced = true
+	}
 	for attempt := 0; ; attempt++ {
-		obj, err := s.writeOnce(ctx, op, attempt > 0)
+		obj, err := s.writeOnce(ctx, op, synced || attempt > 0)
 		if !errors.Is(err, storage.ErrConflict) {
 			return obj, err
 		}
