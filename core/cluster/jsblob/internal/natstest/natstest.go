@@ -35,10 +35,12 @@ func (n *Node) Shutdown() {
 const readyTimeout = 30 * time.Second
 
 // Start starts n servers (a cluster if n > 1) with JetStream and returns them once
-// JetStream answers on each; the test's cleanup stops them.
+// JetStream answers on each; the test's cleanup stops them. The route ports are found
+// free beforehand, so another test may take one in between: a start that fails is
+// tried again on new ports, three times in all.
 func Start(t testing.TB, n int) []*Node {
 	t.Helper()
-	nodes := make([]*Node, 0, n)
+	var nodes []*Node
 	t.Cleanup(func() {
 		for _, nd := range nodes {
 			if nd.Server.Running() {
@@ -46,6 +48,32 @@ func Start(t testing.TB, n int) []*Node {
 			}
 		}
 	})
+	var err error
+	for range 3 {
+		if nodes, err = start(t, n); err == nil {
+			break
+		}
+		t.Logf("natstest: %v; trying again on other ports", err)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, nd := range nodes {
+		waitJetStream(t, i, nd.JS)
+	}
+	return nodes
+}
+
+// start makes one attempt of Start; on failure it stops what it started.
+func start(t testing.TB, n int) (nodes []*Node, err error) {
+	defer func() {
+		if err != nil {
+			for _, nd := range nodes {
+				nd.Shutdown()
+			}
+			nodes = nil
+		}
+	}()
 	ports := make([]int, n)
 	var routes []*url.URL
 	if n > 1 {
@@ -74,30 +102,27 @@ func Start(t testing.TB, n int) []*Node {
 		}
 		s, err := server.NewServer(opts)
 		if err != nil {
-			t.Fatalf("natstest: server %d: %v", i, err)
+			return nodes, fmt.Errorf("natstest: server %d: %w", i, err)
 		}
 		s.Start()
 		if !s.ReadyForConnections(readyTimeout) {
 			s.Shutdown()
-			t.Fatalf("natstest: server %d did not start", i)
+			return nodes, fmt.Errorf("natstest: server %d did not start", i)
 		}
 		nc, err := nats.Connect("", nats.InProcessServer(s), nats.MaxReconnects(-1))
 		if err != nil {
 			s.Shutdown()
-			t.Fatalf("natstest: connect to server %d: %v", i, err)
+			return nodes, fmt.Errorf("natstest: connect to server %d: %w", i, err)
 		}
 		js, err := jetstream.New(nc)
 		if err != nil {
 			nc.Close()
 			s.Shutdown()
-			t.Fatalf("natstest: jetstream on server %d: %v", i, err)
+			return nodes, fmt.Errorf("natstest: jetstream on server %d: %w", i, err)
 		}
 		nodes = append(nodes, &Node{Server: s, Conn: nc, JS: js})
 	}
-	for i, nd := range nodes {
-		waitJetStream(t, i, nd.JS)
-	}
-	return nodes
+	return nodes, nil
 }
 
 // freePort returns a loopback TCP port free a moment ago.
