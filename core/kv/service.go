@@ -936,6 +936,7 @@ func (s *Service) CreateType(ctx context.Context, typ string, props map[string]j
 		return &core.Error{Code: core.EINVALID, Message: fmt.Sprintf("bucket type %q cannot be created\n", typ)}
 	}
 	norm, reasons := s.validateChanges(props, s.propsDefaults(typ))
+	checkDatatype(norm, s.propsDefaults(typ), true, reasons)
 	s.checkHooks(norm, reasons)
 	if len(reasons) > 0 {
 		return &core.Error{Code: core.EINVALID, Message: "invalid bucket type properties", Reasons: reasons}
@@ -983,6 +984,7 @@ func (s *Service) setPropsOnce(ctx context.Context, k []byte, current func() (ma
 		return err
 	}
 	norm, reasons := s.validateChanges(changes, cur)
+	checkDatatype(norm, cur, false, reasons)
 	s.checkHooks(norm, reasons)
 	if len(reasons) > 0 {
 		return &core.Error{Code: core.EINVALID, Message: "invalid bucket properties", Reasons: reasons}
