@@ -430,6 +430,9 @@ func (s *Service) Put(ctx context.Context, req *PutRequest) (*core.Object, error
 	if err != nil {
 		return nil, err
 	}
+	if p.Datatype != "" {
+		return nil, errPlainInDatatypeBucket(req.Type)
+	}
 	o := req.Options
 	if err := checkQuorum(p, o.W, o.DW, o.PW); err != nil {
 		return nil, err
