@@ -101,10 +101,9 @@ func Apply(v Data, op Op, w Writer) (Data, error) {
 	if w.Actor == "" || len(w.Actor) > MaxActorLen {
 		return nil, fmt.Errorf("datatype: actor %q out of bounds", w.Actor)
 	}
-	c, err := Unmarshal(Marshal(v))
-	if err != nil {
-		return nil, fmt.Errorf("datatype: copy %s: %w", v.Kind(), err)
-	}
+	// A merge with the empty value is v itself, built afresh: the copy the operation
+	// changes shares nothing with v.
+	c := v.merge(New(v.Kind()))
 	if err := c.apply(op, w); err != nil {
 		return nil, err
 	}
