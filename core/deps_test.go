@@ -18,7 +18,7 @@ const mod = "github.com/cairnkv/cairn"
 // is placed here on purpose.
 var layers = [][]string{
 	// Domain types and leaf helpers: the standard library only.
-	{"core", "core/jsonstr", "core/vclock", "core/stats"},
+	{"core", "core/jsonstr", "core/vclock", "core/stats", "core/datatype"},
 	// The shared vocabularies of index queries and S3 (types, codes, errors).
 	{"core/index/query", "core/s3/s3types"},
 	// The wire packages and HTTP plumbing: pure translation, below storage.

@@ -121,6 +121,9 @@ const (
 	PropBasicQuorum   = "basic_quorum"
 	PropNotfoundOK    = "notfound_ok"
 	PropWriteOnce     = "write_once"
+	// PropDatatype makes a bucket type hold convergent data types (counter, set, map,
+	// hll, gset); it is set when the type is created and never changes.
+	PropDatatype = "datatype"
 	// The object guards (Riak's max_siblings, warn_siblings, max_object_size and
 	// warn_object_size, which Cairn keeps per bucket).
 	PropMaxSiblings    = "max_siblings"
@@ -150,6 +153,8 @@ type BucketProps struct {
 	BasicQuorum   bool
 	NotfoundOK    bool
 	WriteOnce     bool
+	// Datatype is the data type the bucket holds ("" for plain objects).
+	Datatype string
 	// MaxSiblings and MaxObjectSize refuse a write that would leave an object with more
 	// siblings, or more bytes over all its siblings, than this (unless it has no more
 	// than before); WarnSiblings and WarnObjectSize log a warning above theirs.

@@ -23,8 +23,10 @@ package main
 // `<!-- docs-test: needs TOOL... -->` names the commands (or absolute paths) the page's
 // sessions need: without one of them, the page is skipped with a message, unless
 // CAIRN_REQUIRE_TOOLCHAINS=1 (CI installs them), when it fails; `needs-optional` names
-// tools CI does not install, which only ever skip. Other pages (READMEs of examples and
-// SDKs) run in their own directory.
+// tools CI does not install, which only ever skip. A line
+// `<!-- docs-test: bucket-type NAME PROPS-JSON -->` (PROPS-JSON without spaces) creates
+// that bucket type, as `cairn bucket-type create NAME PROPS-JSON` does, before the page's
+// server starts. Other pages (READMEs of examples and SDKs) run in their own directory.
 
 import (
 	"bufio"
@@ -229,11 +231,12 @@ type docPage struct {
 	files    map[string]string // path relative to the session directory → content
 	needs    []string          // required in CI (CAIRN_REQUIRE_TOOLCHAINS=1)
 	optional []string          // skip when absent, even in CI
+	types    map[string]string // bucket types created before the server starts: name → props
 }
 
 // parseDocPage reads a page's file blocks and docs-test directives.
 func parseDocPage(text string) (docPage, error) {
-	p := docPage{files: map[string]string{}}
+	p := docPage{files: map[string]string{}, types: map[string]string{}}
 	var name string // the file block being read, "" outside one
 	var body strings.Builder
 	inFence := false
@@ -242,12 +245,16 @@ func parseDocPage(text string) (docPage, error) {
 		switch {
 		case !inFence && strings.HasPrefix(trimmed, "<!-- docs-test:"):
 			f := strings.Fields(strings.TrimSuffix(strings.TrimPrefix(trimmed, "<!-- docs-test:"), "-->"))
-			if len(f) < 2 || (f[0] != "needs" && f[0] != "needs-optional") {
+			if len(f) < 2 || (f[0] != "needs" && f[0] != "needs-optional" && f[0] != "bucket-type") ||
+				(f[0] == "bucket-type" && len(f) != 3) {
 				return p, fmt.Errorf("bad docs-test directive %q", trimmed)
 			}
-			if f[0] == "needs" {
+			switch f[0] {
+			case "bucket-type":
+				p.types[f[1]] = f[2]
+			case "needs":
 				p.needs = append(p.needs, f[1:]...)
-			} else {
+			default:
 				p.optional = append(p.optional, f[1:]...)
 			}
 		case !inFence && strings.HasPrefix(trimmed, "```"):
@@ -388,7 +395,13 @@ func checkDocFile(t *testing.T, path, root string) {
 		t.Fatalf("%s: %v", path, err)
 	}
 	needTools(t, path, page)
-	s := startProcess(t) // as a user runs it; the examples register WebAssembly modules
+	// As a user runs it (the examples register WebAssembly modules), on a data directory
+	// holding the page's bucket types.
+	dataDir := privateTempDir(t)
+	for name, props := range page.types {
+		createType(t, dataDir, name, props)
+	}
+	s := startServerOpts(t, serverOpts{dataDir: dataDir, process: true})
 	id, secret := adminCred(t, s)
 	dir, _ := filepath.Abs(filepath.Dir(path))
 	if root != "" {
@@ -484,6 +497,7 @@ func TestDocsRunner(t *testing.T) {
 			{"directive in a block", "```sh\n<!-- docs-test: needs clang -->\n```\n", map[string]string{}, nil, nil, false},
 			{"unknown directive", "<!-- docs-test: wants clang -->\n", nil, nil, nil, true},
 			{"empty directive", "<!-- docs-test: needs -->\n", nil, nil, nil, true},
+			{"bucket type without props", "<!-- docs-test: bucket-type maps -->\n", nil, nil, nil, true},
 			{"escaping file", "```c file=../x.c\n```\n", nil, nil, nil, true},
 			{"absolute file", "```c file=/tmp/x.c\n```\n", nil, nil, nil, true},
 			{"twice", "```c file=x.c\n```\n```c file=./x.c\n```\n", nil, nil, nil, true},
@@ -499,6 +513,10 @@ func TestDocsRunner(t *testing.T) {
 			if fmt.Sprint(p.files) != fmt.Sprint(c.files) || fmt.Sprint(p.needs) != fmt.Sprint(c.needs) || fmt.Sprint(p.optional) != fmt.Sprint(c.opt) {
 				t.Errorf("%s: files %q needs %q optional %q; want %q, %q, %q", c.name, p.files, p.needs, p.optional, c.files, c.needs, c.opt)
 			}
+		}
+		p, err := parseDocPage(`<!-- docs-test: bucket-type maps {"props":{"datatype":"map"}} -->` + "\n")
+		if err != nil || len(p.types) != 1 || p.types["maps"] != `{"props":{"datatype":"map"}}` {
+			t.Errorf("bucket-type directive: %v %q", err, p.types)
 		}
 	})
 	t.Run("parse", func(t *testing.T) {

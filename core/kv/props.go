@@ -463,6 +463,7 @@ func (s *Service) typedProps(name string, raw map[string]json.RawMessage) *core.
 	p.BasicQuorum = boolOf(core.PropBasicQuorum)
 	p.NotfoundOK = boolOf(core.PropNotfoundOK)
 	p.WriteOnce = boolOf(core.PropWriteOnce)
+	p.Datatype = storedDatatype(raw)
 	p.MaxSiblings = intOr(core.PropMaxSiblings, DefaultMaxSiblings)
 	p.WarnSiblings = intOr(core.PropWarnSiblings, DefaultWarnSiblings)
 	p.MaxObjectSize = s.storedInt(raw, core.PropMaxObjectSize, s.maxObjectSize())

@@ -458,6 +458,9 @@ func (s *Service) Put(ctx context.Context, req *PutRequest) (*core.Object, error
 	if err != nil {
 		return nil, err
 	}
+	if p.Datatype != "" {
+		return nil, errPlainInDatatypeBucket(req.Type)
+	}
 	o := req.Options
 	if err := checkQuorum(p, o.W, o.DW, o.PW); err != nil {
 		return nil, err
@@ -974,6 +977,7 @@ func (s *Service) CreateType(ctx context.Context, typ string, props map[string]j
 		return &core.Error{Code: core.EINVALID, Message: fmt.Sprintf("bucket type %q cannot be created\n", typ)}
 	}
 	norm, reasons := s.validateChanges(props, s.propsDefaults(typ))
+	checkDatatype(norm, s.propsDefaults(typ), true, reasons)
 	s.checkHooks(norm, reasons)
 	if len(reasons) > 0 {
 		return &core.Error{Code: core.EINVALID, Message: "invalid bucket type properties", Reasons: reasons}
@@ -1021,6 +1025,7 @@ func (s *Service) setPropsOnce(ctx context.Context, k []byte, current func() (ma
 		return err
 	}
 	norm, reasons := s.validateChanges(changes, cur)
+	checkDatatype(norm, cur, false, reasons)
 	s.checkHooks(norm, reasons)
 	if len(reasons) > 0 {
 		return &core.Error{Code: core.EINVALID, Message: "invalid bucket properties", Reasons: reasons}

@@ -176,6 +176,7 @@ func (a *API) routes(r *mux.Router) {
 	// 1.4-style counters (default type only) and the typed data-type path.
 	a.route(r, a.counterResource(), wire.APIBuckets, "/buckets/{bucket}/counters/{key}", false)
 	a.route(r, a.datatypeResource(), wire.APITyped, "/types/{type}/buckets/{bucket}/datatypes/{key}", false)
+	a.route(r, a.datatypeResource(), wire.APITyped, "/types/{type}/buckets/{bucket}/datatypes", false)
 
 	// New API, default type and typed.
 	for _, p := range []struct {

@@ -133,6 +133,7 @@ var routeTable = []routeCase{
 	{"POST", "/buckets/b/counters/c", "", "1", []need{bucketNeed(security.Put, "default", "b")}},
 	{"GET", "/types/t/buckets/b/datatypes/k", "", "", []need{bucketNeed(security.Get, "t", "b")}},
 	{"POST", "/types/t/buckets/b/datatypes/k", "application/json", `{"increment":1}`, []need{bucketNeed(security.Put, "t", "b")}},
+	{"POST", "/types/t/buckets/b/datatypes", "application/json", `{"increment":1}`, []need{bucketNeed(security.Put, "t", "b")}},
 	// Preflists and link walking (which also checks get on every bucket it reads).
 	{"GET", "/buckets/b/keys/k/preflist", "", "", []need{bucketNeed(security.Get, "default", "b")}},
 	{"GET", "/buckets/b/keys/k/_,_,1", "", "", []need{bucketNeed(security.Get, "default", "b")}},

@@ -7,7 +7,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/cairnkv/cairn/core"
 	"github.com/cairnkv/cairn/core/httpx"
 	"github.com/cairnkv/cairn/core/kv"
 	"github.com/cairnkv/cairn/core/kvapi/wire"
@@ -110,23 +109,4 @@ func parseCounterDelta(body []byte) (int64, error) {
 		return 0, errors.New("counter update is not a decimal integer")
 	}
 	return strconv.ParseInt(s, 10, 64)
-}
-
-// datatypeResource is /types/T/buckets/B/datatypes/K. For the default type it redirects
-// to the 1.4-style counter URL, as the reference does. Cairn does not implement the
-// bucket-type data types (counter, set, map, hll), so for any other existing type it
-// says so with 501; an unknown type is 404 as for objects.
-func (a *API) datatypeResource() resource {
-	return resource{name: "kv_wm_crdt", methods: []string{"HEAD", "GET", "POST"}, guard: objectGuard, handle: func(_ http.ResponseWriter, r *http.Request, l loc) error {
-		if l.typ == core.DefaultType {
-			return statusError(http.StatusMovedPermanently, "Counters in the default bucket-type should use the legacy URL\n",
-				[2]string{"Location", "/buckets/" + wire.QuotePlus(l.bucket) + "/counters/" + wire.QuotePlus(l.key)})
-		}
-		if _, err := a.kv.TypeProps(r.Context(), l.typ); err != nil {
-			return err
-		}
-		return statusError(http.StatusNotImplemented, "Data types in bucket types are not supported: "+
-			"this server does not implement /types/"+wire.QuotePlus(l.typ)+"/buckets/B/datatypes/K "+
-			"(counter, set, map, hll); 1.4-style counters are served in the default type at /buckets/B/counters/K\n")
-	}}
 }

@@ -38,6 +38,9 @@ type httpError struct {
 	header [][2]string
 	// text is the text/plain body; "" sends the status page.
 	text string
+	// ctype, when set, is the body's content type instead of text/plain (a data type's
+	// JSON not-found answer).
+	ctype string
 }
 
 // Error implements the error interface.
@@ -52,6 +55,11 @@ func (e *httpError) Error() string {
 // the given (name, value) header pairs.
 func statusError(status int, text string, header ...[2]string) error {
 	return &httpError{status: status, text: text, header: header}
+}
+
+// jsonStatusError answers status with an application/json body.
+func jsonStatusError(status int, body []byte) error {
+	return &httpError{status: status, text: string(body), ctype: "application/json"}
 }
 
 // jobError marks an error of a MapReduce job (parse, start or run): writeError answers
@@ -139,6 +147,8 @@ func (a *API) replyTo(r *http.Request, err error) reply {
 		rep := textReply(he.status, he.text)
 		if he.text == "" {
 			rep = pageReply(he.status)
+		} else if he.ctype != "" {
+			rep.ctype = he.ctype
 		}
 		rep.header = he.header
 		return rep
