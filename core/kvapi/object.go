@@ -415,8 +415,9 @@ func (a *API) deleteObject(w http.ResponseWriter, r *http.Request, l loc) error 
 	return nil
 }
 
-// ttlSuffix names the TTL header: X-Riak-TTL or X-Store-TTL.
-const ttlSuffix = "TTL"
+// ttlSuffix names the TTL header, X-Riak-TTL or X-Store-TTL, in the canonical form
+// net/http keys headers by.
+const ttlSuffix = "Ttl"
 
 // requestTTL returns the object's TTL a write asks for in either dialect's TTL header:
 // nil when there is none (the bucket's ttl applies), a 400 when it is not whole
