@@ -303,3 +303,75 @@ func decodeRecordAt(s *Service, bucket, key string) (*record, error) {
 	}
 	return decodeRecord(v)
 }
+
+// TestDeriveExpiry: the store keeps one expiry entry per record with an expiry, and
+// every posting of it holds that expiry, whoever writes and whatever changes.
+func TestDeriveExpiry(t *testing.T) {
+	t0 := time.Unix(1_700_000_000, 0).UTC()
+	e1, e2 := t0.Add(time.Minute).UnixNano(), t0.Add(time.Hour).UnixNano()
+	a := core.IndexEntry{Field: "a_bin", Value: "x"}
+	rec := func(expiry int64, deleted bool) []byte {
+		s := sib(t0, deleted)
+		if !deleted {
+			s.Indexes = []core.IndexEntry{a}
+		}
+		return (&record{clock: vclock.VClock{{Actor: "n", Counter: 1}}, siblings: []storedSibling{s}, expiry: expiry}).encode()
+	}
+	tests := []struct {
+		name     string
+		writes   [][]byte // nil: a delete of the key
+		expiry   int64    // of the expiry entry left, 0: none
+		postings int      // postings left
+	}{
+		{"create with expiry", [][]byte{rec(e1, false)}, e1, 1},
+		{"rewrite, same expiry", [][]byte{rec(e1, false), rec(e1, false)}, e1, 1},
+		{"expiry moved", [][]byte{rec(e1, false), rec(e2, false)}, e2, 1},
+		{"expiry removed", [][]byte{rec(e1, false), rec(0, false)}, 0, 1},
+		{"expiry added", [][]byte{rec(0, false), rec(e2, false)}, e2, 1},
+		{"deleted (tombstone)", [][]byte{rec(e1, false), rec(0, true)}, 0, 0},
+		{"reaped", [][]byte{rec(e1, false), nil}, 0, 0},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			db := openTestDB(t)
+			db.RegisterDerive(storage.TagObject, objectDeriver{reapDelay: time.Second}.derive)
+			k := objectKey(core.DefaultType, "b", "k")
+			for _, v := range tc.writes {
+				var batch storage.Batch
+				if v == nil {
+					batch.Delete(k)
+				} else {
+					batch.Put(k, v)
+				}
+				if err := db.Commit(ctx, &batch, false); err != nil {
+					t.Fatal(err)
+				}
+			}
+			var entries []int64
+			it := db.IteratePrefix([]byte{storage.TagExpiry})
+			for it.Next() {
+				at, _, _, key, err := storage.DecodeExpiryKey(it.Key())
+				if err != nil || string(key) != "k" {
+					t.Fatalf("entry %q: %v", it.Key(), err)
+				}
+				entries = append(entries, at)
+			}
+			it.Release()
+			if want := []int64{tc.expiry}; tc.expiry == 0 && len(entries) != 0 || tc.expiry != 0 && !slices.Equal(entries, want) {
+				t.Fatalf("expiry entries %v, want %d", entries, tc.expiry)
+			}
+			n := 0
+			it = db.IteratePrefix([]byte{storage.TagIndex})
+			for it.Next() {
+				n++
+				if string(it.Value()) != string(postingValue(tc.expiry)) {
+					t.Errorf("posting value %x, want %x", it.Value(), postingValue(tc.expiry))
+				}
+			}
+			it.Release()
+			if n != tc.postings {
+				t.Fatalf("%d postings, want %d", n, tc.postings)
+			}
+		})
+	}
+}
