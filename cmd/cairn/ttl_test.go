@@ -4,6 +4,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/cairnkv/cairn/core"
 	"github.com/cairnkv/cairn/core/storage"
@@ -47,5 +48,24 @@ func TestTTLCheckReportsExpiryEntries(t *testing.T) {
 	}
 	if code != 1 {
 		t.Fatalf("cairn check: exit %d\n%s", code, errOut)
+	}
+}
+
+// TestTTLMapReduceSkipsExpired: MapReduce over a bucket and over a 2i query leaves out
+// objects that expired (TTLs given in both dialects).
+func TestTTLMapReduceSkipsExpired(t *testing.T) {
+	t.Parallel()
+	s := startServer(t)
+	s.mustPut(t, "/riak/ttlmr/a", "1", "X-Riak-TTL", "1", "X-Riak-Index-f_bin", "x")
+	s.mustPut(t, "/store/ttlmr/b", "2", "X-Store-TTL", "1", "X-Store-Index-f_bin", "x")
+	s.mustPut(t, "/buckets/ttlmr/keys/c", "3", "X-Riak-Index-f_bin", "x")
+	waitFor(t, 10*time.Second, "a and b to expire", func() bool {
+		return s.get(t, "/buckets/ttlmr/keys/a").StatusCode == 404 && s.get(t, "/buckets/ttlmr/keys/b").StatusCode == 404
+	})
+	mapValue := `"query":[{"map":{"language":"erlang","module":"riak_kv_mapreduce","function":"map_object_value","keep":true}}]`
+	want := `["3"]`
+	for _, inputs := range []string{`"ttlmr"`, `{"bucket":"ttlmr","index":"f_bin","key":"x"}`} {
+		r := s.do(t, "POST", "/mapred", hdr{"Content-Type", "application/json"}, `{"inputs":`+inputs+`,`+mapValue+`}`)
+		expect(t, r, 200, &want)
 	}
 }

@@ -1,6 +1,7 @@
 package kv
 
 import (
+	"bytes"
 	"context"
 	"encoding/binary"
 	"errors"
@@ -35,6 +36,44 @@ const expiryBatch = 256
 // expiryScanLimit bounds the entries one reaper pass reads before it commits what it
 // found: a pass holds an iterator only that long.
 const expiryScanLimit = 4 * expiryBatch
+
+// expirySweepEvery is how often the reaper scans the expiry index from its start rather
+// than from its cursor (expiryCursor).
+const expirySweepEvery = time.Minute
+
+// expiryCursor is where the reaper's next scan of the expiry index starts. Each entry
+// the reaper removes leaves a LevelDB tombstone until compaction drops it, and a scan
+// from the index's start would step over all of them on every pass: with hundreds of
+// thousands reaped, that cost grows with what was reaped, not with what is due. So a
+// scan starts after the last entry removed. An entry that sorts before the cursor
+// (written with an expiry already past: a replica applying an old record, or a clock
+// set back) is found by the sweep from the start, every expirySweepEvery.
+type expiryCursor struct {
+	mu      sync.Mutex // guards from and sweptAt
+	from    []byte     // the last entry removed; nil: the index's start
+	sweptAt time.Time  // when a scan last started from the index's start
+}
+
+// start returns where a scan at now starts.
+func (c *expiryCursor) start(now time.Time) []byte {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.from == nil || now.Sub(c.sweptAt) >= expirySweepEvery || now.Before(c.sweptAt) {
+		c.sweptAt = now
+		c.from = nil
+		return storage.Key(storage.TagExpiry)
+	}
+	return c.from
+}
+
+// advance records that every entry up to and including last was handled.
+func (c *expiryCursor) advance(last []byte) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if bytes.Compare(last, c.from) > 0 {
+		c.from = last
+	}
+}
 
 // expiredAt reports whether a record with the given expiry (unix nanoseconds, 0 = none)
 // has expired at now.
@@ -176,7 +215,7 @@ func (s *Service) ReapExpired(ctx context.Context) (int, error) {
 	deleted := 0
 	for {
 		now := s.now()
-		due, err := s.dueExpiries(now)
+		due, err := s.dueExpiries(s.expiryCursor.start(now), now)
 		if err != nil || len(due) == 0 {
 			return deleted, err
 		}
@@ -189,12 +228,14 @@ func (s *Service) ReapExpired(ctx context.Context) (int, error) {
 			if err := ctx.Err(); err != nil {
 				return deleted, err
 			}
-			n, err := s.reapExpiredBatch(ctx, due[start:min(start+expiryBatch, len(due))], now)
+			batch := due[start:min(start+expiryBatch, len(due))]
+			n, err := s.reapExpiredBatch(ctx, batch, now)
 			deleted += n
 			s.expiry.add(n, now)
 			if err != nil {
 				return deleted, err
 			}
+			s.expiryCursor.advance(batch[len(batch)-1].entry)
 		}
 		if len(due) < expiryScanLimit {
 			return deleted, nil
@@ -202,13 +243,17 @@ func (s *Service) ReapExpired(ctx context.Context) (int, error) {
 	}
 }
 
-// dueExpiries reads up to expiryScanLimit expiry-index entries due at now.
-func (s *Service) dueExpiries(now time.Time) ([]dueExpiry, error) {
+// dueExpiries reads up to expiryScanLimit expiry-index entries due at now, from the
+// entry from on (an entry equal to from was handled: it is skipped).
+func (s *Service) dueExpiries(from []byte, now time.Time) ([]dueExpiry, error) {
 	hi := storage.PrefixEnd(storage.ExpiryPrefix(now.UnixNano()))
-	it := s.db.Iterate(storage.Key(storage.TagExpiry), hi)
+	it := s.db.Iterate(from, hi)
 	defer it.Release()
 	var list []dueExpiry
 	for len(list) < expiryScanLimit && it.Next() {
+		if bytes.Equal(it.Key(), from) {
+			continue
+		}
 		e := dueExpiry{entry: append([]byte(nil), it.Key()...)}
 		// A malformed entry cannot name an object: it is dropped (empty names).
 		if _, typ, bucket, key, err := storage.DecodeExpiryKey(it.Key()); err == nil {

@@ -1,6 +1,7 @@
 package kv
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"slices"
@@ -213,7 +214,7 @@ func TestExpiryRewriteWins(t *testing.T) {
 	putTTL(t, s, "b", "later", "1", ttlOf(5))
 	due := clk.Now().Add(5 * time.Second)
 	clk.Add(6 * time.Second)
-	dueList, err := s.dueExpiries(clk.Now())
+	dueList, err := s.dueExpiries(storage.Key(storage.TagExpiry), clk.Now())
 	if err != nil || len(dueList) != 2 {
 		t.Fatalf("due: %v, %d entries", err, len(dueList))
 	}
@@ -373,5 +374,36 @@ func TestDeriveExpiry(t *testing.T) {
 				t.Fatalf("%d postings, want %d", n, tc.postings)
 			}
 		})
+	}
+}
+
+// TestExpiryCursor: a scan starts after the last entry handled, and from the index's
+// start on the first scan, every expirySweepEvery, and when the clock went back.
+func TestExpiryCursor(t *testing.T) {
+	t0 := time.Unix(1_700_000_000, 0)
+	head := storage.Key(storage.TagExpiry)
+	e1 := storage.ExpiryKey(t0.UnixNano(), []byte("t"), []byte("b"), []byte("k1"))
+	e2 := storage.ExpiryKey(t0.Add(time.Second).UnixNano(), []byte("t"), []byte("b"), []byte("k0"))
+	var c expiryCursor
+	steps := []struct {
+		name    string
+		now     time.Time
+		advance []byte
+		want    []byte
+	}{
+		{"first scan sweeps", t0, e2, head},
+		{"then from the last entry", t0.Add(time.Second), e1, e2}, // an earlier entry does not move it back
+		{"still the cursor", t0.Add(expirySweepEvery - time.Nanosecond), nil, e2},
+		{"sweep after a minute", t0.Add(expirySweepEvery), e1, head},
+		{"from the sweep's last entry", t0.Add(expirySweepEvery + time.Second), nil, e1},
+		{"clock set back sweeps", t0, nil, head},
+	}
+	for _, st := range steps {
+		if got := c.start(st.now); !bytes.Equal(got, st.want) {
+			t.Fatalf("%s: start %q, want %q", st.name, got, st.want)
+		}
+		if st.advance != nil {
+			c.advance(st.advance)
+		}
 	}
 }

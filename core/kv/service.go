@@ -107,7 +107,8 @@ type Service struct {
 	postMu     sync.RWMutex
 	postClosed bool
 
-	expiry expiryStats // what the expiry reaper removed (ReapExpired)
+	expiry       expiryStats  // what the expiry reaper removed (ReapExpired)
+	expiryCursor expiryCursor // where the expiry reaper's next scan starts
 
 	stop chan struct{}
 	done chan struct{}
@@ -215,7 +216,11 @@ func (s *Service) applyChanges(changes []storage.Change) {
 		}
 		switch c.Key[0] {
 		case storage.TagObject:
-			if c.Value == nil || !s.cache.fits(c.Key, len(c.Value)) {
+			if c.Value == nil {
+				s.cache.markAbsent(c.Key, c.Item(nil))
+				continue
+			}
+			if !s.cache.fits(c.Key, len(c.Value)) {
 				s.cache.del(c.Key)
 				continue
 			}
@@ -320,7 +325,7 @@ func (s *Service) readForWrite(ctx context.Context, k []byte, fresh bool) (*reco
 // coherence with every writer of the store comes from its notifications.
 func (s *Service) readRecordForGet(ctx context.Context, typ, bucket, key string, k []byte, fill bool) (*record, error) {
 	if it, ok := s.cache.get(k); ok {
-		return decodeRecord(it.Value)
+		return cachedRecord(it)
 	}
 	if s.cache == nil || !fill {
 		v, err := s.db.Get(k) // no revision needed: nothing is cached
@@ -336,7 +341,7 @@ func (s *Service) readRecordForGet(ctx context.Context, typ, bucket, key string,
 	mu.Lock()
 	defer mu.Unlock()
 	if it, ok := s.cache.get(k); ok {
-		return decodeRecord(it.Value)
+		return cachedRecord(it)
 	}
 	gen := s.cache.gen(k)
 	it, err := s.db.Read(ctx, k)
@@ -344,6 +349,15 @@ func (s *Service) readRecordForGet(ctx context.Context, typ, bucket, key string,
 		return nil, err
 	}
 	s.cache.fill(k, it, gen)
+	return decodeRecord(it.Value)
+}
+
+// cachedRecord decodes a cached item: nil for an entry that records the key's absence
+// (objectCache.markAbsent).
+func cachedRecord(it storage.Item) (*record, error) {
+	if it.Value == nil {
+		return nil, nil
+	}
 	return decodeRecord(it.Value)
 }
 
