@@ -31,7 +31,7 @@ func (c *pausedClock) Now() time.Time {
 }
 
 func (c *pausedClock) start() {
-	c.offset.Store(int64(c.base.Sub(time.Now())))
+	c.offset.Store(int64(time.Until(c.base)))
 	c.moving.Store(true)
 }
 
