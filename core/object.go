@@ -59,6 +59,8 @@ type Object struct {
 	VClock []byte
 	// Siblings holds one entry per concurrent value; len > 1 means a conflict.
 	Siblings []Sibling
+	// Expiry is when the object expires (its TTL ran out); zero when it never does.
+	Expiry time.Time
 }
 
 // Deleted reports whether every sibling is a tombstone.

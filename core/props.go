@@ -130,6 +130,9 @@ const (
 	PropWarnSiblings   = "warn_siblings"
 	PropMaxObjectSize  = "max_object_size"
 	PropWarnObjectSize = "warn_object_size"
+	// PropTTL is the time to live, in seconds, of the objects written to the bucket
+	// without a TTL header of their own (0 or absent: they never expire).
+	PropTTL = "ttl"
 )
 
 // BucketProps are the properties of a bucket after validation. Raw holds every property
@@ -160,6 +163,8 @@ type BucketProps struct {
 	// than before); WarnSiblings and WarnObjectSize log a warning above theirs.
 	MaxSiblings, WarnSiblings     int
 	MaxObjectSize, WarnObjectSize int64
+	// TTL is the time to live of the bucket's objects in seconds (0: none).
+	TTL int
 
 	// Raw maps each property name to its JSON value as stored and returned.
 	Raw map[string]json.RawMessage

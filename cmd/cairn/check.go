@@ -75,8 +75,8 @@ func storeExists(dataDir string) error {
 // check runs `cairn check [--data-dir DIR]`: it opens a stopped server's store
 // read-only (it creates and changes nothing; a directory without a store is an error) and
 // verifies that every object record decodes, that object records, secondary-index
-// postings and pending tombstone reaps agree, that stored bucket properties are in range,
-// and that the S3 tables agree. It reports every problem it finds (one line each, then
+// postings, pending tombstone reaps and expiry-index entries agree, that stored bucket
+// properties are in range, and that the S3 tables agree. It reports every problem it finds (one line each, then
 // their count) and exits 1 if there is any, 0 when there is none.
 func check(args []string, getenv func(string) string, stdout, stderr io.Writer) int {
 	flags := flag.NewFlagSet("cairn check", flag.ContinueOnError)

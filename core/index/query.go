@@ -157,11 +157,14 @@ func plan(typ, bucket string, q *Query) scan {
 //
 // For FieldBucket and FieldKey, visible (when not nil) decides from an object record
 // whether its key counts; the kv layer passes the same rule as key listing, so a
-// tombstone counts while it is still visible to reads.
+// tombstone counts while it is still visible to reads. For index fields, live (when not
+// nil) decides from a posting's value whether it counts; the kv layer stores an
+// expiring object's expiry there, so an expired object's postings are skipped without
+// reading the object.
 //
 // Memory use is constant: entries are decoded in place from the iterator.
 func Run(ctx context.Context, snap *storage.Snapshot, typ, bucket string, q Query,
-	visible func(record []byte) (bool, error), fn func(term, key []byte) error) (Page, error) {
+	visible func(record []byte) (bool, error), live func(posting []byte) bool, fn func(term, key []byte) error) (Page, error) {
 	var page Page
 	if err := q.Validate(); err != nil {
 		return page, err
@@ -200,6 +203,9 @@ func Run(ctx context.Context, snap *storage.Snapshot, typ, bucket string, q Quer
 			return page, fmt.Errorf("index: query %s/%s: malformed key %q: %w", typ, bucket, entry, storage.ErrMalformedKey)
 		}
 		term := s.term
+		if !s.objects && live != nil && !live(it.Value()) {
+			continue
+		}
 		switch {
 		case s.objects:
 			if visible != nil {

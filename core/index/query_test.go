@@ -78,7 +78,7 @@ func (s *testStore) run(t testing.TB, typ, bucket string, q Query) ([]result, Pa
 	defer snap.Release()
 	q.ReturnTerms = true // every result's term, for the comparisons
 	var out []result
-	page, err := Run(context.Background(), snap, typ, bucket, q, visibleRule, func(term, key []byte) error {
+	page, err := Run(context.Background(), snap, typ, bucket, q, visibleRule, nil, func(term, key []byte) error {
 		out = append(out, result{string(term), string(key)})
 		return nil
 	})
@@ -198,7 +198,7 @@ func TestIntTermsOnlyWhenAsked(t *testing.T) {
 		q := mustQuery(t, "n_int", "0", "9")
 		q.ReturnTerms = rt
 		var got []string
-		if _, err := Run(context.Background(), snap, "default", "b", q, nil, func(term, key []byte) error {
+		if _, err := Run(context.Background(), snap, "default", "b", q, nil, nil, func(term, key []byte) error {
 			got = append(got, fmt.Sprintf("%v:%q=%s", term == nil, term, key))
 			return nil
 		}); err != nil {
@@ -394,7 +394,7 @@ func TestRunStops(t *testing.T) {
 
 	stop := errors.New("stop")
 	n := 0
-	_, err = Run(context.Background(), snap, "default", "b", q, nil, func(_, _ []byte) error {
+	_, err = Run(context.Background(), snap, "default", "b", q, nil, nil, func(_, _ []byte) error {
 		if n++; n == 10 {
 			return stop
 		}
@@ -406,7 +406,7 @@ func TestRunStops(t *testing.T) {
 
 	ctx, cancel := context.WithCancel(context.Background())
 	n = 0
-	_, err = Run(ctx, snap, "default", "b", q, nil, func(_, _ []byte) error {
+	_, err = Run(ctx, snap, "default", "b", q, nil, nil, func(_, _ []byte) error {
 		if n++; n == 5 {
 			cancel()
 		}
@@ -419,7 +419,7 @@ func TestRunStops(t *testing.T) {
 	s.object(t, "default", "c", "k", "corrupt")
 	snap2, _ := s.db.NewSnapshot()
 	defer snap2.Release()
-	if _, err := Run(context.Background(), snap2, "default", "c", mustQuery(t, "$bucket"), visibleRule, func(_, _ []byte) error { return nil }); err == nil {
+	if _, err := Run(context.Background(), snap2, "default", "c", mustQuery(t, "$bucket"), visibleRule, nil, func(_, _ []byte) error { return nil }); err == nil {
 		t.Error("a record the visibility rule cannot read did not fail the query")
 	}
 }
@@ -479,7 +479,7 @@ func TestRunDoesNotAllocatePerResult(t *testing.T) {
 	measure := func(hi string) float64 {
 		q := mustQuery(t, "n_int", "0", hi)
 		return testing.AllocsPerRun(20, func() {
-			if _, err := Run(context.Background(), snap, "default", "b", q, nil, func(_, _ []byte) error { return nil }); err != nil {
+			if _, err := Run(context.Background(), snap, "default", "b", q, nil, nil, func(_, _ []byte) error { return nil }); err != nil {
 				t.Fatal(err)
 			}
 		})
@@ -563,7 +563,7 @@ func BenchmarkRangeQuery(b *testing.B) {
 				n := 0
 				for {
 					buf = buf[:0]
-					page, err := Run(context.Background(), snap, "default", "bench", pq, nil, func(term, key []byte) error {
+					page, err := Run(context.Background(), snap, "default", "bench", pq, nil, nil, func(term, key []byte) error {
 						buf = append(buf, '{', '"')
 						buf = append(buf, term...)
 						buf = append(buf, '"', ':', '"')
@@ -618,7 +618,7 @@ func BenchmarkRangeQueryVsRaw(b *testing.B) {
 		pq := q
 		for {
 			buf = buf[:0]
-			page, err := Run(context.Background(), snap, "default", "bench", pq, nil, func(term, key []byte) error {
+			page, err := Run(context.Background(), snap, "default", "bench", pq, nil, nil, func(term, key []byte) error {
 				buf = append(buf, '"')
 				buf = append(buf, key...)
 				buf = append(buf, '"', ',')

@@ -48,7 +48,10 @@ func (r *CheckReport) Err() error {
 //   - every object key and record decodes (clock included) and holds a value;
 //   - every index entry of every record has its posting, and every posting belongs to a
 //     record that has that entry;
+//   - every posting holds its record's expiry (postingValue);
 //   - every fully deleted record has a pending reap entry;
+//   - every record with an expiry has its expiry-index entry, and every expiry-index
+//     entry belongs to a record with that expiry;
 //   - every stored bucket and bucket-type property record decodes, its integers are in
 //     their ranges and its integer quorums are not above n_val.
 //
@@ -61,14 +64,17 @@ func (s *Service) CheckStore() (*CheckReport, error) {
 	}
 	defer snap.Release()
 	rep := &CheckReport{}
-	want, tombs, err := s.checkObjects(snap, rep)
+	want, err := s.checkObjects(snap, rep)
 	if err != nil {
 		return nil, err
 	}
-	if err := checkPostings(snap, rep, want); err != nil {
+	if err := checkPostings(snap, rep, want.postings); err != nil {
 		return nil, err
 	}
-	if err := checkReaps(snap, rep, tombs); err != nil {
+	if err := checkReaps(snap, rep, want.tombs); err != nil {
+		return nil, err
+	}
+	if err := checkExpiries(snap, rep, want.expiries); err != nil {
 		return nil, err
 	}
 	if err := s.checkStoredProps(snap, rep); err != nil {
@@ -87,10 +93,17 @@ func (s *Service) CheckInvariants() error {
 	return rep.Err()
 }
 
-// checkObjects checks every object record and returns the postings its records want
-// and the object keys of its tombstones.
-func (s *Service) checkObjects(snap *storage.Snapshot, rep *CheckReport) (want, tombs map[string]bool, err error) {
-	want, tombs = map[string]bool{}, map[string]bool{}
+// wanted is what the object records of a store call for in the derived tables.
+type wanted struct {
+	postings map[string]string // posting key → its value (postingValue)
+	tombs    map[string]bool   // object keys of tombstones
+	expiries map[string]bool   // expiry-index keys
+}
+
+// checkObjects checks every object record and returns what its records want in the
+// derived tables.
+func (s *Service) checkObjects(snap *storage.Snapshot, rep *CheckReport) (*wanted, error) {
+	want := &wanted{postings: map[string]string{}, tombs: map[string]bool{}, expiries: map[string]bool{}}
 	it := snap.IteratePrefix([]byte{storage.TagObject})
 	defer it.Release()
 	for it.Next() {
@@ -114,7 +127,10 @@ func (s *Service) checkObjects(snap *storage.Snapshot, rep *CheckReport) (want, 
 			continue
 		}
 		if r.allDeleted() {
-			tombs[string(objectKey(typ, bucket, key))] = true
+			want.tombs[string(objectKey(typ, bucket, key))] = true
+		}
+		if r.expiry > 0 {
+			want.expiries[string(storage.ExpiryKey(r.expiry, comps[0], comps[1], comps[2]))] = true
 		}
 		for _, e := range index.Entries(r.object(typ, bucket, key)) {
 			pk, err := index.PostingKey(typ, bucket, key, e)
@@ -122,22 +138,27 @@ func (s *Service) checkObjects(snap *storage.Snapshot, rep *CheckReport) (want, 
 				rep.add("object %s/%s/%s: %v", typ, bucket, key, err)
 				continue
 			}
-			want[string(pk)] = true
+			want.postings[string(pk)] = string(postingValue(r.expiry))
 		}
 	}
-	return want, tombs, it.Err()
+	return want, it.Err()
 }
 
 // checkPostings reports postings no record wants, and wanted postings that are missing.
-func checkPostings(snap *storage.Snapshot, rep *CheckReport, want map[string]bool) error {
+func checkPostings(snap *storage.Snapshot, rep *CheckReport, want map[string]string) error {
 	it := snap.IteratePrefix([]byte{storage.TagIndex})
 	defer it.Release()
 	for it.Next() {
 		rep.Postings++
-		if !want[string(it.Key())] {
+		value, ok := want[string(it.Key())]
+		if !ok {
 			p, _ := index.DecodePosting(it.Key())
 			rep.add("orphan posting %+v", p)
 			continue
+		}
+		if value != string(it.Value()) {
+			p, _ := index.DecodePosting(it.Key())
+			rep.add("posting %+v holds expiry %x, its object's is %x", p, it.Value(), value)
 		}
 		delete(want, string(it.Key()))
 	}
@@ -165,6 +186,33 @@ func checkReaps(snap *storage.Snapshot, rep *CheckReport, tombs map[string]bool)
 	}
 	for _, k := range sortedKeys(tombs) {
 		rep.add("tombstone %q has no reap entry", k)
+	}
+	return nil
+}
+
+// checkExpiries reports expiry-index entries that no record has, and records with an
+// expiry whose entry is missing.
+func checkExpiries(snap *storage.Snapshot, rep *CheckReport, want map[string]bool) error {
+	it := snap.IteratePrefix([]byte{storage.TagExpiry})
+	defer it.Release()
+	for it.Next() {
+		if want[string(it.Key())] {
+			delete(want, string(it.Key()))
+			continue
+		}
+		at, typ, bucket, key, err := storage.DecodeExpiryKey(it.Key())
+		if err != nil {
+			rep.add("bad expiry entry %q", it.Key())
+			continue
+		}
+		rep.add("expiry entry %s/%s/%s at %d has no object with that expiry", typ, bucket, key, at)
+	}
+	if err := it.Err(); err != nil {
+		return err
+	}
+	for _, k := range sortedKeys(want) {
+		at, typ, bucket, key, _ := storage.DecodeExpiryKey([]byte(k))
+		rep.add("object %s/%s/%s expiring at %d has no expiry entry", typ, bucket, key, at)
 	}
 	return nil
 }

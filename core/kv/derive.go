@@ -26,7 +26,10 @@ type objectDeriver struct {
 //     lacked are added, those it no longer has are removed;
 //   - reap queue: a fully deleted new record queues its key at its last-modified time
 //     plus the reap delay; the entry of a fully deleted old record that is replaced or
-//     removed is dropped (the reaper tolerates entries left by older builds).
+//     removed is dropped (the reaper tolerates entries left by older builds);
+//   - expiry index: a record with an expiry and a live sibling has an entry at its
+//     expiry (expiry.go), and every posting of it holds the expiry as its value, so
+//     that a query skips an expired object's postings without reading the object.
 func (d objectDeriver) derive(key, old, new []byte, out *storage.Derived) error {
 	var prevBuf, nextBuf [4]core.IndexEntry // most records have few entries
 	prev, err := scanDerived(old, prevBuf[:0])
@@ -39,8 +42,12 @@ func (d objectDeriver) derive(key, old, new []byte, out *storage.Derived) error 
 	}
 	add, remove := index.Diff(prev.entries, next.entries)
 	reaps := prev.present && prev.allDeleted || next.present && next.allDeleted
-	if len(add) == 0 && len(remove) == 0 && !reaps {
+	expiryChanged := prev.expiry != next.expiry
+	if len(add) == 0 && len(remove) == 0 && !reaps && !expiryChanged {
 		return nil // the common rewrite: nothing derived changes
+	}
+	if expiryChanged {
+		add = next.entries // every posting carries the new expiry (postingValue)
 	}
 	_, comps, err := storage.DecodeKey(key)
 	if err != nil || len(comps) != 3 {
@@ -59,7 +66,7 @@ func (d objectDeriver) derive(key, old, new []byte, out *storage.Derived) error 
 		if err != nil {
 			return fmt.Errorf("kv: derive %s/%s: %w", bucket, k, err)
 		}
-		out.Put(pk, nil)
+		out.Put(pk, postingValue(next.expiry))
 	}
 	prevReap, nextReap := d.reapEntry(prev, typ, bucket, k), d.reapEntry(next, typ, bucket, k)
 	if prevReap != nil && string(prevReap) != string(nextReap) {
@@ -68,6 +75,7 @@ func (d objectDeriver) derive(key, old, new []byte, out *storage.Derived) error 
 	if nextReap != nil {
 		out.Put(nextReap, nil)
 	}
+	deriveExpiry(prev, next, typ, bucket, k, out)
 	return nil
 }
 
@@ -77,6 +85,7 @@ type derivedInfo struct {
 	entries    []core.IndexEntry // of the live siblings, normalised (index.Normalize)
 	allDeleted bool              // every sibling is a tombstone (an empty record counts)
 	lastMod    time.Time         // the newest sibling's last-modified time
+	expiry     int64             // the record's expiry (unix nanoseconds, 0 = none)
 }
 
 // scanDerived reads a record's derivedInfo (the zero value for nil) without decoding
@@ -87,11 +96,12 @@ func scanDerived(data []byte, buf []core.IndexEntry) (derivedInfo, error) {
 		return derivedInfo{}, nil
 	}
 	d := decoder{b: data}
-	if v := d.byte(); v != recordVersion {
-		return derivedInfo{}, fmt.Errorf("%w: version %d", errCorrupt, v)
+	expiry, err := d.header()
+	if err != nil {
+		return derivedInfo{}, err
 	}
 	d.bytes() // clock
-	info := derivedInfo{present: true, allDeleted: true, entries: buf}
+	info := derivedInfo{present: true, allDeleted: true, entries: buf, expiry: expiry}
 	n := d.count()
 	for i := 0; i < n && d.err == nil; i++ {
 		d.bytes()   // dot actor

@@ -47,7 +47,9 @@ type cacheShard struct {
 
 type cacheEntry struct {
 	key string
-	it  storage.Item // the record and its revision (and read stamp, see Batch.RequireItem)
+	// it is the record and its revision (and read stamp, see Batch.RequireItem); a nil
+	// value records that the key is absent (markAbsent).
+	it storage.Item
 	// prev and next link the shard's entries in LRU order (a ring through
 	// cacheShard.lru): no list element of its own to allocate per entry.
 	prev, next *cacheEntry
@@ -177,8 +179,26 @@ func (c *objectCache) putLocked(s *cacheShard, k []byte, it storage.Item) {
 	s.size += cost
 }
 
-// del evicts k after a committed delete (or when a write found the cached record
-// stale).
+// markAbsent applies a committed delete of k (it: the delete's item, with a nil value).
+// A cached record is replaced by an entry that records the key's absence, so that the
+// reads that follow a delete of a key in use (an expired object the reaper removed, a
+// reaped tombstone) are answered from the cache, as the reads of its record were,
+// instead of each searching LevelDB for a key that is not there; a key that is not
+// cached stays out of the cache, which deletes therefore never grow.
+func (c *objectCache) markAbsent(k []byte, it storage.Item) {
+	if c == nil {
+		return
+	}
+	s := c.shard(k)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.gen++
+	if _, ok := s.m[string(k)]; ok {
+		c.putLocked(s, k, it)
+	}
+}
+
+// del evicts k (a record too large to cache, or a cached record found stale).
 func (c *objectCache) del(k []byte) {
 	if c == nil {
 		return

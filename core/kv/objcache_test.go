@@ -221,3 +221,42 @@ func TestGetNoCacheFill(t *testing.T) {
 		t.Fatalf("cached get without filling: %v %v", o, err)
 	}
 }
+
+// TestObjectCacheRecordsAbsence: a delete of a cached key leaves an entry saying it is
+// absent, which reads and conditional writes use; a delete of an uncached key caches
+// nothing.
+func TestObjectCacheRecordsAbsence(t *testing.T) {
+	c := newObjectCache(cacheShards * 1024)
+	c.put([]byte("a"), item([]byte("1")))
+	gen := c.gen([]byte("a"))
+	c.markAbsent([]byte("a"), storage.Item{})
+	if it, ok := c.get([]byte("a")); !ok || it.Value != nil {
+		t.Fatalf("after the delete of a cached key: %+v %v", it, ok)
+	}
+	if c.gen([]byte("a")) == gen {
+		t.Fatal("a delete did not advance the shard's generation")
+	}
+	c.markAbsent([]byte("b"), storage.Item{})
+	if _, ok := c.get([]byte("b")); ok {
+		t.Fatal("the delete of an uncached key was cached")
+	}
+
+	s := newTestService(t, Config{})
+	put(t, s, "b", "k", "v", nil)
+	get(t, s, "b", "k") // cached
+	var batch storage.Batch
+	batch.Delete(objectKey(core.DefaultType, "b", "k"))
+	if err := s.db.Commit(ctx, &batch, false); err != nil {
+		t.Fatal(err)
+	}
+	if it, ok := s.cache.get(objectKey(core.DefaultType, "b", "k")); !ok || it.Value != nil {
+		t.Fatalf("the service's cache after a delete: %+v %v", it, ok)
+	}
+	if _, err := s.Get(ctx, core.DefaultType, "b", "k", GetOptions{}); !IsNotFound(err) {
+		t.Fatalf("get of a deleted key: %v", err)
+	}
+	o := put(t, s, "b", "k", "again", nil) // commits on the cached absence
+	if got := values(get(t, s, "b", "k")); !slices.Equal(got, []string{"again"}) || len(o.Siblings) != 1 {
+		t.Fatalf("write over a deleted key: %v", got)
+	}
+}

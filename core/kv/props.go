@@ -98,6 +98,8 @@ func (s *Service) intRange(name string) (r intRange, ok bool) {
 		return intRange{1, MaxSiblingsLimit}, true
 	case core.PropMaxObjectSize, core.PropWarnObjectSize:
 		return intRange{1, s.maxObjectSize()}, true
+	case core.PropTTL:
+		return intRange{0, MaxTTLSeconds}, true
 	}
 	return intRange{}, false
 }
@@ -468,6 +470,7 @@ func (s *Service) typedProps(name string, raw map[string]json.RawMessage) *core.
 	p.WarnSiblings = intOr(core.PropWarnSiblings, DefaultWarnSiblings)
 	p.MaxObjectSize = s.storedInt(raw, core.PropMaxObjectSize, s.maxObjectSize())
 	p.WarnObjectSize = s.storedInt(raw, core.PropWarnObjectSize, DefaultWarnObjectSize)
+	p.TTL = intOr(core.PropTTL, 0)
 	p.Precommit, _ = parseHookList(raw[core.PropPrecommit])
 	p.Postcommit, _ = parseHookList(raw[core.PropPostcommit])
 	if h, err := parseModFun(raw[core.PropChashKeyfun]); err == nil {

@@ -40,6 +40,9 @@ func (s *Service) reapLoop() {
 		if err := s.ReapDue(); err != nil {
 			s.log.Error("kv: reap tombstones", "err", err)
 		}
+		if _, err := s.ReapExpired(context.Background()); err != nil {
+			s.log.Error("kv: reap expired objects", "err", err)
+		}
 	}
 }
 

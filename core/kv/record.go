@@ -20,6 +20,9 @@ type record struct {
 	// decodes and re-encodes.
 	rawClock []byte
 	siblings []storedSibling
+	// expiry is when the object expires (unix nanoseconds, 0 = never): absolute, decided
+	// by the node that coordinated the write, so every replica agrees (see expiry.go).
+	expiry int64
 }
 
 // clockValue returns the decoded clock, decoding rawClock on first use.
@@ -55,7 +58,14 @@ type storedSibling struct {
 //	  bytes    value
 //
 // where "bytes" is a uvarint length followed by that many bytes.
-const recordVersion = 1
+//
+// Version 2 is version 1 with a varint expiry (unix nanoseconds, > 0) between the
+// version byte and the clock. Only records with an expiry are written as version 2, so
+// a store without TTLs holds exactly the bytes it held before expiry existed.
+const (
+	recordVersion       = 1
+	recordVersionExpiry = 2
+)
 
 var errCorrupt = errors.New("kv: corrupt object record")
 
@@ -68,7 +78,7 @@ func (r *record) encode() []byte {
 
 // encodedLen returns an upper bound of the length of the record's stored form.
 func (r *record) encodedLen() int {
-	n := 16 + r.clock.EncodedLen()
+	n := 26 + r.clock.EncodedLen()
 	for i := range r.siblings {
 		s := &r.siblings[i]
 		n += 64 + len(s.Value) + len(s.ContentType) + len(s.Charset) + len(s.Encoding) + len(s.VTag) + len(s.dot.Actor)
@@ -89,7 +99,12 @@ func (r *record) encodedLen() int {
 // to the clock's bytes in the result.
 func (r *record) appendEncode(b []byte) []byte {
 	clkLen := r.clock.EncodedLen()
-	b = append(b, recordVersion)
+	if r.expiry > 0 {
+		b = append(b, recordVersionExpiry)
+		b = binary.AppendVarint(b, r.expiry)
+	} else {
+		b = append(b, recordVersion)
+	}
 	b = binary.AppendUvarint(b, uint64(clkLen))
 	clkStart := len(b)
 	b = r.clock.AppendEncode(b)
@@ -147,10 +162,11 @@ func appendBytes(b []byte, s []byte) []byte {
 // an object cache entry, which is immutable).
 func decodeRecord(data []byte) (*record, error) {
 	d := decoder{b: data}
-	if v := d.byte(); v != recordVersion {
-		return nil, fmt.Errorf("%w: version %d", errCorrupt, v)
+	expiry, err := d.header()
+	if err != nil {
+		return nil, err
 	}
-	r := &record{rawClock: d.bytes()}
+	r := &record{expiry: expiry, rawClock: d.bytes()}
 	n := d.count()
 	r.siblings = make([]storedSibling, 0, n)
 	for i := 0; i < n && d.err == nil; i++ {
@@ -191,6 +207,22 @@ func decodeRecord(data []byte) (*record, error) {
 		return nil, fmt.Errorf("%w: %d trailing bytes", errCorrupt, len(d.b))
 	}
 	return r, nil
+}
+
+// header reads a record's version byte and, in version 2, its expiry (0 if none).
+func (d *decoder) header() (expiry int64, err error) {
+	switch v := d.byte(); v {
+	case recordVersion:
+		return 0, nil
+	case recordVersionExpiry:
+		expiry = d.varint()
+		if d.err != nil || expiry <= 0 {
+			return 0, fmt.Errorf("%w: bad expiry", errCorrupt)
+		}
+		return expiry, nil
+	default:
+		return 0, fmt.Errorf("%w: version %d", errCorrupt, v)
+	}
 }
 
 type decoder struct {
@@ -288,6 +320,9 @@ func (r *record) object(typ, bucket, key string) *core.Object {
 		clk = r.clock.Encode()
 	}
 	o := &core.Object{Type: typ, Bucket: bucket, Key: key, VClock: clk}
+	if r.expiry > 0 {
+		o.Expiry = time.Unix(0, r.expiry).UTC()
+	}
 	o.Siblings = make([]core.Sibling, len(r.siblings))
 	for i := range r.siblings {
 		o.Siblings[i] = r.siblings[i].Sibling

@@ -109,6 +109,9 @@ type Service struct {
 	postMu     sync.RWMutex
 	postClosed bool
 
+	expiry       expiryStats  // what the expiry reaper removed (ReapExpired)
+	expiryCursor expiryCursor // where the expiry reaper's next scan starts
+
 	stop chan struct{}
 	done chan struct{}
 }
@@ -216,7 +219,11 @@ func (s *Service) applyChanges(changes []storage.Change) {
 		}
 		switch c.Key[0] {
 		case storage.TagObject:
-			if c.Value == nil || !s.cache.fits(c.Key, len(c.Value)) {
+			if c.Value == nil {
+				s.cache.markAbsent(c.Key, c.Item(nil))
+				continue
+			}
+			if !s.cache.fits(c.Key, len(c.Value)) {
 				s.cache.del(c.Key)
 				continue
 			}
@@ -321,7 +328,7 @@ func (s *Service) readForWrite(ctx context.Context, k []byte, fresh bool) (*reco
 // coherence with every writer of the store comes from its notifications.
 func (s *Service) readRecordForGet(ctx context.Context, typ, bucket, key string, k []byte, fill bool) (*record, error) {
 	if it, ok := s.cache.get(k); ok {
-		return decodeRecord(it.Value)
+		return cachedRecord(it)
 	}
 	if s.cache == nil || !fill {
 		v, err := s.db.Get(k) // no revision needed: nothing is cached
@@ -337,7 +344,7 @@ func (s *Service) readRecordForGet(ctx context.Context, typ, bucket, key string,
 	mu.Lock()
 	defer mu.Unlock()
 	if it, ok := s.cache.get(k); ok {
-		return decodeRecord(it.Value)
+		return cachedRecord(it)
 	}
 	gen := s.cache.gen(k)
 	it, err := s.db.Read(ctx, k)
@@ -348,12 +355,22 @@ func (s *Service) readRecordForGet(ctx context.Context, typ, bucket, key string,
 	return decodeRecord(it.Value)
 }
 
+// cachedRecord decodes a cached item: nil for an entry that records the key's absence
+// (objectCache.markAbsent).
+func cachedRecord(it storage.Item) (*record, error) {
+	if it.Value == nil {
+		return nil, nil
+	}
+	return decodeRecord(it.Value)
+}
+
 // CacheBytes returns the size of the object cache.
 func (s *Service) CacheBytes() int64 { return s.cache.bytes() }
 
-// expired reports whether r is a tombstone whose visibility window has passed.
+// expired reports whether r reads as absent: its TTL ran out, or it is a tombstone
+// whose visibility window has passed.
 func (s *Service) expired(r *record, now time.Time) bool {
-	return r.allDeleted() && now.Sub(r.lastModified()) >= s.cfg.ReapDelay
+	return expiredAt(r.expiry, now) || r.allDeleted() && now.Sub(r.lastModified()) >= s.cfg.ReapDelay
 }
 
 // checkQuorum returns an error when q asks for more replicas than the bucket has.
@@ -439,6 +456,9 @@ type PutOptions struct {
 	// when the key does not exist; a tombstoned object has Deleted siblings). An error it
 	// returns aborts the write and is returned as is.
 	Precondition func(current *core.Object) error
+	// TTL, if set, is the object's time to live in seconds (0: it never expires; see
+	// ParseTTL for the bounds); nil gives it the bucket's ttl property.
+	TTL *int64
 }
 
 // PutRequest is one store: the object's place, the causal context the client read (the
@@ -487,7 +507,13 @@ func (s *Service) Put(ctx context.Context, req *PutRequest) (*core.Object, error
 		return nil, err
 	}
 	sync := o.DW.Resolve(p.NVal, p.DW) >= 1
-	obj, err := s.write(ctx, p, req.Type, req.Bucket, req.Key, ctxClock, v, sync, o.Precondition, false, nil)
+	ttl := int64(p.TTL)
+	if o.TTL != nil {
+		if ttl = *o.TTL; ttl < 0 || ttl > MaxTTLSeconds {
+			return nil, &core.Error{Code: core.EINVALID, Message: fmt.Sprintf("Invalid TTL %d: must be whole seconds from 0 to %d.\n", ttl, MaxTTLSeconds)}
+		}
+	}
+	obj, err := s.writeTTL(ctx, p, req.Type, req.Bucket, req.Key, ctxClock, v, sync, o.Precondition, ttl)
 	if err != nil {
 		return nil, err
 	}
@@ -644,6 +670,8 @@ type writeOp struct {
 	pre              func(*core.Object) error
 	useStored        bool
 	update           updateFunc
+	// ttl is the written object's time to live in seconds (0: none; ignored by a delete).
+	ttl int64
 }
 
 // write is the read-modify-write shared by Put, Delete and CounterAdd. For a delete
@@ -662,11 +690,25 @@ type writeOp struct {
 // other; it is not needed for correctness.
 func (s *Service) write(ctx context.Context, p *core.BucketProps, typ, bucket, key string, ctxClock vclock.VClock,
 	v core.Sibling, sync bool, pre func(*core.Object) error, useStored bool, update updateFunc) (*core.Object, error) {
+	op := writeOp{p: p, typ: typ, bucket: bucket, key: key, k: objectKey(typ, bucket, key), ctxClock: ctxClock,
+		v: v, sync: sync, pre: pre, useStored: useStored, update: update, ttl: int64(p.TTL)}
+	return s.runWrite(ctx, op)
+}
+
+// writeTTL is write for a PUT whose object lives ttl seconds (0: forever).
+func (s *Service) writeTTL(ctx context.Context, p *core.BucketProps, typ, bucket, key string, ctxClock vclock.VClock,
+	v core.Sibling, sync bool, pre func(*core.Object) error, ttl int64) (*core.Object, error) {
+	op := writeOp{p: p, typ: typ, bucket: bucket, key: key, k: objectKey(typ, bucket, key), ctxClock: ctxClock,
+		v: v, sync: sync, pre: pre, ttl: ttl}
+	return s.runWrite(ctx, op)
+}
+
+// runWrite runs op under its key's lock, retrying on conflicts (see write).
+func (s *Service) runWrite(ctx context.Context, op writeOp) (*core.Object, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, errTimeout()
 	}
-	op := writeOp{p: p, typ: typ, bucket: bucket, key: key, k: objectKey(typ, bucket, key), ctxClock: ctxClock,
-		v: v, sync: sync, pre: pre, useStored: useStored, update: update}
+	typ, bucket, key := op.typ, op.bucket, op.key
 	mu := s.lock(typ, bucket, key)
 	mu.Lock()
 	defer mu.Unlock()
@@ -769,6 +811,9 @@ func (s *Service) writeOnce(ctx context.Context, op writeOp, fresh bool) (*core.
 	next := resolve(cur, stored, ctxClock, v, op.p, s.nodeID, now, s.pruneOptions(op.p))
 	if len(kept) > 0 {
 		next.siblings = append(kept, next.siblings...)
+	}
+	if !v.Deleted {
+		next.expiry = expiryOf(op.ttl, now)
 	}
 	if err := s.checkGuards(op.p, bucket, key, cur, next); err != nil {
 		return nil, err

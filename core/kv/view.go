@@ -137,19 +137,22 @@ func (v *View) Buckets(ctx context.Context, typ string, fn func(bucket string) e
 // visible reports whether a stored record is listed: it has a live sibling, or it is a
 // tombstone inside its visibility window. It walks the record without building it.
 func (v *View) visible(data []byte) (bool, error) {
-	allDeleted, lastMod, err := probeRecord(data)
+	allDeleted, lastMod, expiry, err := probeRecord(data)
 	if err != nil {
 		return false, err
+	}
+	if expiredAt(expiry, v.now) {
+		return false, nil
 	}
 	return !allDeleted || v.now.Sub(lastMod) < v.s.cfg.ReapDelay, nil
 }
 
-// probeRecord reads the deleted flags and the latest last-modified time of a stored
-// record without allocating (see decodeRecord for the layout).
-func probeRecord(data []byte) (allDeleted bool, lastMod time.Time, err error) {
+// probeRecord reads the deleted flags, the latest last-modified time and the expiry of
+// a stored record without allocating (see decodeRecord for the layout).
+func probeRecord(data []byte) (allDeleted bool, lastMod time.Time, expiry int64, err error) {
 	d := decoder{b: data}
-	if ver := d.byte(); ver != recordVersion {
-		return false, time.Time{}, fmt.Errorf("%w: version %d", errCorrupt, ver)
+	if expiry, err = d.header(); err != nil {
+		return false, time.Time{}, 0, err
 	}
 	d.bytes() // clock
 	n := d.count()
@@ -176,9 +179,9 @@ func probeRecord(data []byte) (allDeleted bool, lastMod time.Time, err error) {
 		d.bytes() // value
 	}
 	if d.err != nil {
-		return false, time.Time{}, fmt.Errorf("%w: %w", errCorrupt, d.err)
+		return false, time.Time{}, 0, fmt.Errorf("%w: %w", errCorrupt, d.err)
 	}
-	return allDeleted, time.Unix(0, latest), nil
+	return allDeleted, time.Unix(0, latest), expiry, nil
 }
 
 // firstComponent decodes the first key component of b (see storage.Key), returning it

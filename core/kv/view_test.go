@@ -136,12 +136,12 @@ func TestProbeRecordMatchesDecode(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		del, lm, err := probeRecord(raw)
+		del, lm, _, err := probeRecord(raw)
 		if err != nil || del != r.allDeleted() || !lm.Equal(r.lastModified()) {
 			t.Errorf("%s: probe = %v %v %v, decode = %v %v", key, del, lm, err, r.allDeleted(), r.lastModified())
 		}
 		for cut := 0; cut < len(raw); cut++ {
-			if _, _, err := probeRecord(raw[:cut]); err == nil {
+			if _, _, _, err := probeRecord(raw[:cut]); err == nil {
 				t.Fatalf("%s: probe of a record cut at %d succeeded", key, cut)
 			}
 		}

@@ -160,6 +160,7 @@ func (a *API) writeValue(w http.ResponseWriter, r *http.Request, l loc, obj *cor
 	for _, kv := range wire.FormatIndexHeaders(s.Indexes, l.d) {
 		h[kv[0]] = []string{kv[1]}
 	}
+	ttlHeader(h, l.d, obj)
 	if s.Deleted {
 		h[l.d.DeletedHeader()] = headerTrue
 	}
@@ -199,6 +200,7 @@ func (a *API) writeSiblings(w http.ResponseWriter, r *http.Request, l loc, obj *
 	h["Vary"] = varyAcceptAcceptEncoding
 	h["ETag"] = []string{`"` + etag + `"`}
 	h["Last-Modified"] = []string{wire.FormatHTTPDate(lm)}
+	ttlHeader(h, l.d, obj)
 	if ct == "text/plain" {
 		vtags := make([]string, len(obj.Siblings))
 		for i := range obj.Siblings {
@@ -323,13 +325,17 @@ func (a *API) putObject(w http.ResponseWriter, r *http.Request, l loc, created b
 	if err != nil {
 		return err
 	}
+	ttl, err := requestTTL(r)
+	if err != nil {
+		return err
+	}
 	if v.Value, err = readBody(w, r, a.kv.MaxValueSize()); err != nil {
 		return err
 	}
 	ctx, cancel := p.context(r.Context())
 	defer cancel()
 	obj, err := a.kv.Put(ctx, &kv.PutRequest{Type: l.typ, Bucket: l.bucket, Key: l.key, Context: clock, Value: v,
-		Options: kv.PutOptions{W: p.w, DW: p.dw, PW: p.pw, Precondition: writePrecondition(r)}})
+		Options: kv.PutOptions{W: p.w, DW: p.dw, PW: p.pw, Precondition: writePrecondition(r), TTL: ttl}})
 	if err != nil {
 		return err
 	}
@@ -407,4 +413,31 @@ func (a *API) deleteObject(w http.ResponseWriter, r *http.Request, l loc) error 
 	// written on the 204 too.
 	writeEmpty(w, http.StatusNoContent, "text/html")
 	return nil
+}
+
+// ttlSuffix names the TTL header, X-Riak-TTL or X-Store-TTL, in the canonical form
+// net/http keys headers by.
+const ttlSuffix = "Ttl"
+
+// requestTTL returns the object's TTL a write asks for in either dialect's TTL header:
+// nil when there is none (the bucket's ttl applies), a 400 when it is not whole
+// seconds in range (kv.ParseTTL).
+func requestTTL(r *http.Request) (*int64, error) {
+	v, ok := header(r, ttlSuffix)
+	if !ok {
+		return nil, nil
+	}
+	n, err := kv.ParseTTL(v)
+	if err != nil {
+		return nil, err
+	}
+	return &n, nil
+}
+
+// ttlHeader sets the TTL header of a fetch, in the response's dialect, to the seconds
+// the object has left (rounded up); an object that never expires gets none.
+func ttlHeader(h http.Header, d wire.Dialect, obj *core.Object) {
+	if left, ok := kv.ExpiresIn(obj, time.Now()); ok {
+		h[d.Header(ttlSuffix)] = []string{strconv.FormatInt(left, 10)}
+	}
 }

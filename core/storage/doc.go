@@ -35,7 +35,8 @@
 // # Keyspace
 //
 // Every key starts with a one-byte table tag (TagObject, TagIndex, TagProps, TagType,
-// TagModule, TagS3, TagChunk, TagReap, TagMeta, TagGrant) followed by components. Each
+// TagModule, TagS3, TagChunk, TagReap, TagExpiry, TagMeta, TagGrant) followed by
+// components. Each
 // component is escaped so that any byte may appear in it: a 0x00 byte inside a component
 // is written as 0x00 0xFF and every component ends with 0x00 0x01. This encoding is
 //
@@ -49,6 +50,13 @@
 //
 // Listing buckets seeks from one bucket prefix to PrefixEnd of it, the first key past
 // every key of that bucket, without scanning the bucket's keys.
+//
+// Two tables are queues keyed by time: TagReap (tombstones, by the deadline after which
+// they may be removed) and TagExpiry (objects with a TTL, by their absolute expiry time,
+// which the object record holds). Both are derived writes of TagObject records
+// (RegisterDerive): a replica that applies a record computes the same entries, and a
+// reaper finds what is due with one scan up to the current time, never scanning the
+// objects.
 //
 // Values are opaque to this package; the record formats belong to the packages that
 // own each table (core/kv for objects and index postings, core/s3 for TagS3 and

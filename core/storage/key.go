@@ -25,6 +25,9 @@ const (
 	// TagReap keys are (8-byte big-endian unix-nano deadline, type, bucket, key) with an
 	// empty value: the tombstone reap queue, in deadline order. See ReapKey.
 	TagReap byte = 'x'
+	// TagExpiry keys are (8-byte big-endian unix-nano expiry, type, bucket, key) with an
+	// empty value: the expiry index of objects with a TTL, in expiry order. See ExpiryKey.
+	TagExpiry byte = 'e'
 	// TagMeta keys are (name) and hold server metadata such as the schema version
 	// ("schema", see SchemaVersion) and the node id.
 	TagMeta byte = 'v'
@@ -187,12 +190,35 @@ func ReapPrefix(deadlineUnixNano int64) []byte {
 
 // DecodeReapKey is the inverse of ReapKey.
 func DecodeReapKey(k []byte) (deadlineUnixNano int64, typ, bucket, key []byte, err error) {
+	return decodeTimedKey(k, TagReap, "reap")
+}
+
+// ExpiryKey returns the TagExpiry key of an object that expires at the given time (unix
+// nanoseconds): Key(TagExpiry, Uint64Component(expiry), typ, bucket, key). Expiry keys
+// sort by expiry, so a scan up to ExpiryPrefix(now+1) finds every expired object.
+func ExpiryKey(expiryUnixNano int64, typ, bucket, key []byte) []byte {
+	return Key(TagExpiry, Uint64Component(uint64(expiryUnixNano)), typ, bucket, key)
+}
+
+// ExpiryPrefix returns the TagExpiry key prefix for the given time; use it as an
+// exclusive upper bound to scan the objects expiring strictly before it.
+func ExpiryPrefix(expiryUnixNano int64) []byte {
+	return Key(TagExpiry, Uint64Component(uint64(expiryUnixNano)))
+}
+
+// DecodeExpiryKey is the inverse of ExpiryKey.
+func DecodeExpiryKey(k []byte) (expiryUnixNano int64, typ, bucket, key []byte, err error) {
+	return decodeTimedKey(k, TagExpiry, "expiry")
+}
+
+// decodeTimedKey decodes a key of tag made of an 8-byte time and type, bucket and key.
+func decodeTimedKey(k []byte, want byte, what string) (unixNano int64, typ, bucket, key []byte, err error) {
 	tag, cs, err := DecodeKey(k)
 	if err != nil {
 		return 0, nil, nil, nil, err
 	}
-	if tag != TagReap || len(cs) != 4 || len(cs[0]) != 8 {
-		return 0, nil, nil, nil, fmt.Errorf("storage: decode reap key %q: not a reap key: %w", k, ErrMalformedKey)
+	if tag != want || len(cs) != 4 || len(cs[0]) != 8 {
+		return 0, nil, nil, nil, fmt.Errorf("storage: decode %s key %q: not a %s key: %w", what, k, what, ErrMalformedKey)
 	}
 	return int64(binary.BigEndian.Uint64(cs[0])), cs[1], cs[2], cs[3], nil
 }

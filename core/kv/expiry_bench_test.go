@@ -1,0 +1,178 @@
+package kv
+
+import (
+	"math/rand/v2"
+	"os"
+	"slices"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/cairnkv/cairn/core"
+	"github.com/cairnkv/cairn/core/storage"
+)
+
+// pausedClock is a clock that stands still at its base until started, then runs from
+// there at the real clock's pace: the expiry benchmark preloads objects whose expiries
+// are spread over the load that follows, however long the preload takes.
+type pausedClock struct {
+	base   time.Time
+	offset atomic.Int64 // base − real time at start, in ns; 0 while stopped
+	moving atomic.Bool
+}
+
+func (c *pausedClock) Now() time.Time {
+	if !c.moving.Load() {
+		return c.base
+	}
+	return time.Now().Add(time.Duration(c.offset.Load()))
+}
+
+func (c *pausedClock) start() {
+	c.offset.Store(int64(time.Until(c.base)))
+	c.moving.Store(true)
+}
+
+// benchEnvInt returns the integer environment variable name, or def.
+func benchEnvInt(name string, def int) int {
+	if n, err := strconv.Atoi(os.Getenv(name)); err == nil && n > 0 {
+		return n
+	}
+	return def
+}
+
+// BenchmarkExpiryLoad is issue 19's TTL benchmark: it preloads CAIRN_TTL_OBJECTS
+// objects (default 100,000) of 100 bytes with one index entry, then runs a read/write
+// load (4 workers: GET 50% of a random preloaded key, PUT 50% of a random key of
+// another set of as many, without TTL, dw=0) for
+// CAIRN_TTL_SECONDS (default 10) while the background reaper runs. In "ttl" every
+// preloaded object has a TTL spread evenly over the load's duration, so all of them
+// expire during it; "none" is the same load without TTLs. It reports the load's rate
+// (ops/s), and for "ttl" the rate objects expired at (expired/s: all of them over the
+// load's first secs−1 seconds), the rate the reaper removed them at over the same
+// window (reaped/s: what it reaped during the load), and the expired objects left
+// unreaped when the load ends (backlog: 0 when reaping kept up) and after the reaper's
+// next tick (backlog-after). Run it with -benchtime=1x; CAIRN_TTL_SECONDS must be ≥ 2.
+//
+// On a shared machine the rate of one run swings widely, so the two loads alternate,
+// CAIRN_TTL_ROUNDS times (default 3), and the medians are reported, with their ratio
+// (ttl/none, the issue's target ≥ 0.8) and the worst round's reaper figures.
+func BenchmarkExpiryLoad(b *testing.B) {
+	n := benchEnvInt("CAIRN_TTL_OBJECTS", 100_000)
+	secs := max(2, benchEnvInt("CAIRN_TTL_SECONDS", 10))
+	rounds := benchEnvInt("CAIRN_TTL_ROUNDS", 3)
+	for range b.N {
+		var none, ttl []float64
+		var worst expiryLoadResult
+		for range rounds {
+			none = append(none, runExpiryLoad(b, n, secs, false).ops)
+			r := runExpiryLoad(b, n, secs, true)
+			ttl = append(ttl, r.ops)
+			if r.backlog >= worst.backlog {
+				worst = r
+			}
+		}
+		b.StopTimer()
+		b.ReportMetric(median(none), "ops/s-none")
+		b.ReportMetric(median(ttl), "ops/s-ttl")
+		b.ReportMetric(median(ttl)/median(none), "ratio")
+		b.ReportMetric(float64(n)/float64(secs-1), "expired/s")
+		b.ReportMetric(worst.reaped/float64(secs-1), "reaped/s")
+		b.ReportMetric(float64(worst.backlog), "backlog")
+		b.ReportMetric(float64(worst.backlogAfter), "backlog-after")
+	}
+}
+
+// median returns the median of vs (the upper one of an even count).
+func median(vs []float64) float64 {
+	slices.Sort(vs)
+	return vs[len(vs)/2]
+}
+
+// expiryLoadResult is what one load of BenchmarkExpiryLoad measured.
+type expiryLoadResult struct {
+	ops, reaped           float64 // load operations per second; objects reaped during it
+	backlog, backlogAfter int
+}
+
+func runExpiryLoad(b *testing.B, n, secs int, withTTL bool) expiryLoadResult {
+	clk := &pausedClock{base: time.Unix(1_800_000_000, 0)}
+	db, err := storage.Open(b.TempDir(), storage.Options{NoSync: true})
+	if err != nil {
+		b.Fatal(err)
+	}
+	s, err := New(db, Config{Now: clk.Now})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer func() { s.Close(); db.Close() }()
+	value := make([]byte, 100)
+	put := func(key string, i int, ttl *int64) {
+		req := &PutRequest{Type: core.DefaultType, Bucket: "ttl", Key: key,
+			Value: core.Sibling{Value: value, ContentType: "application/octet-stream",
+				Indexes: []core.IndexEntry{{Field: "n_int", Value: strconv.Itoa(i % 100)}}},
+			Options: PutOptions{DW: core.Quorum{N: 0}, TTL: ttl}}
+		if _, err := s.Put(ctx, req); err != nil {
+			b.Error(err)
+		}
+	}
+	workers := 4
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Go(func() {
+			for i := w; i < n; i += workers {
+				var ttl *int64
+				if withTTL { // expiries spread over the load: 1..secs-1 seconds after its start
+					t := int64(1 + i*(secs-1)/n)
+					ttl = &t
+				}
+				put("k"+strconv.Itoa(i), i, ttl)
+			}
+		})
+	}
+	wg.Wait()
+	clk.start()
+	start := time.Now()
+	deadline := start.Add(time.Duration(secs) * time.Second)
+	var ops atomic.Int64
+	for w := range workers {
+		wg.Go(func() {
+			r := rand.New(rand.NewPCG(uint64(w), 19))
+			for time.Now().Before(deadline) {
+				i := r.IntN(n)
+				if r.IntN(2) == 0 {
+					_, err := s.Get(ctx, core.DefaultType, "ttl", "k"+strconv.Itoa(i), GetOptions{})
+					if err != nil && !IsNotFound(err) {
+						b.Error(err)
+						return
+					}
+				} else {
+					put("w"+strconv.Itoa(i), i, nil)
+				}
+				ops.Add(1)
+			}
+		})
+	}
+	wg.Wait()
+	res := expiryLoadResult{ops: float64(ops.Load()) / time.Since(start).Seconds()}
+	if !withTTL {
+		return res
+	}
+	reaped, _ := s.ExpiredReaped()
+	res.reaped = float64(reaped)
+	backlog := func() int {
+		it := s.db.Iterate(storage.Key(storage.TagExpiry), storage.PrefixEnd(storage.ExpiryPrefix(clk.Now().UnixNano())))
+		defer it.Release()
+		left := 0
+		for it.Next() {
+			left++
+		}
+		return left
+	}
+	res.backlog = backlog()
+	time.Sleep(600 * time.Millisecond) // one reaper tick
+	res.backlogAfter = backlog()
+	return res
+}
