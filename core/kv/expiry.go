@@ -269,7 +269,9 @@ func (s *Service) dueExpiries(from []byte, now time.Time) ([]dueExpiry, error) {
 
 // reapExpiredBatch deletes the expired objects of due in one commit, each on the
 // revision read, and drops the entries. When a writer changed one of them in between
-// (a conflict), the entries are reaped one by one so the others are not held up. It
+// (a conflict), or when the store refuses the batch as a whole (a cluster store
+// commits the keys of one stream at once), the entries are reaped one by one so the
+// others are not held up. It
 // returns the number of objects deleted.
 func (s *Service) reapExpiredBatch(ctx context.Context, due []dueExpiry, now time.Time) (int, error) {
 	var b storage.Batch
@@ -287,9 +289,11 @@ func (s *Service) reapExpiredBatch(ctx context.Context, due []dueExpiry, now tim
 	if err == nil {
 		return n, nil
 	}
-	if !errors.Is(err, storage.ErrConflict) {
+	if ctx.Err() != nil {
 		return 0, fmt.Errorf("kv: reap expired: %w", err)
 	}
+	// A conflict, or a batch a replicated store cannot commit at once (its keys in
+	// several streams): one by one, each commit saying for itself what went wrong.
 	n = 0
 	for _, e := range due {
 		var one storage.Batch

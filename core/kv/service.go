@@ -716,7 +716,7 @@ func (s *Service) runWrite(ctx context.Context, op writeOp) (*core.Object, error
 	// replicated store, first bring the local replica up to date with the key, so that
 	// a condition naming a version read on another node is not refused by a stale one.
 	synced := false
-	if pre != nil && s.fresh != nil {
+	if op.pre != nil && s.fresh != nil {
 		if err := errUnsynced(s.fresh.Sync(ctx, op.k)); err != nil {
 			return nil, fmt.Errorf("kv: put %s/%s: %w", bucket, key, err)
 		}
