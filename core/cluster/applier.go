@@ -15,8 +15,8 @@ import (
 	"github.com/cairnkv/cairn/core/storage"
 )
 
-// applier applies one stream to the local DB: an ordered consumer from the last
-// sequence applied (persisted in the same local batches as the records), many
+// applier applies one stream to the local DB: a consumer (replaced by watch when it
+// stalls) from the last sequence applied (persisted in the same local batches as the records), many
 // messages per local commit, an atomic batch always within one.
 type applier struct {
 	n      *Node
@@ -35,8 +35,11 @@ type applier struct {
 	// lastSign is when (unix nanoseconds) the consumer last showed it works: a
 	// message delivered or applied, or the consumer (re)started.
 	lastSign atomic.Int64
-	// kick wakes watch: the consumer reported an error, or a waiter waited too long.
+	// kick wakes watch: the consumer reported an error or skipped a message, or a
+	// waiter waited too long.
 	kick chan struct{}
+	// broken is set when the consumer skipped a message: watch replaces it at once.
+	broken atomic.Bool
 	// seen is the last sequence taken from msgs (loop's alone): a message at or
 	// below it is a redelivery (an earlier consumer's, or a restarted one's).
 	seen uint64
@@ -56,8 +59,9 @@ const (
 	stallAfter = 1500 * time.Millisecond
 	// restartPause separates the attempts to start a consumer.
 	restartPause = 500 * time.Millisecond
-	// consumeTimeout bounds one attempt to start a consumer.
-	consumeTimeout = 5 * time.Second
+	// consumeTimeout bounds one attempt to start a consumer: JetStream answers at
+	// once, or not at all while its meta leader is lost.
+	consumeTimeout = 2 * time.Second
 	// consumerIdle is how long the server keeps a consumer nobody pulls from (one
 	// replaced by watch) before deleting it.
 	consumerIdle = 30 * time.Second
@@ -159,12 +163,14 @@ func (a *applier) startConsuming() bool {
 
 // watch replaces the consumer, with one resuming after the applied sequence,
 // whenever it was poked (a consumer error, a commit waiting) and the consumer has
-// shown no sign of working for stallAfter, until the node closes.
+// shown no sign of working for stallAfter, or at once when it skipped a message,
+// until the node closes.
 //
-// The ordered consumer recreates itself after missed heartbeats, but with a backoff
-// growing to 10 s between attempts (each bounded by 10 s), and stops for good on
-// errors it does not expect: after a partition healed or a node was lost, an applier
-// could stay behind its stream for tens of seconds or forever (docs/rationale.md).
+// JetStream's ordered consumer does this by itself, but each of its attempts waits
+// 10 s for an answer (none comes while the meta leader is lost and not yet replaced)
+// and they back off to 10 s apart: after a node's loss or a partition an applier
+// could stay behind its stream for tens of seconds, and commits through the node
+// waited for their local apply (docs/rationale.md).
 func (a *applier) watch() {
 	defer a.n.wg.Done()
 	for {
@@ -173,14 +179,16 @@ func (a *applier) watch() {
 		case <-a.n.ctx.Done():
 			return
 		}
-		// Let a consumer that is recovering by itself show it first.
-		if !sleepCtx(a.n.ctx, restartPause) {
-			return
+		if !a.broken.Load() {
+			// Let a consumer that is recovering by itself show it first.
+			if !sleepCtx(a.n.ctx, restartPause) {
+				return
+			}
+			if time.Since(time.Unix(0, a.lastSign.Load())) < stallAfter {
+				continue
+			}
 		}
-		if time.Since(time.Unix(0, a.lastSign.Load())) < stallAfter {
-			continue
-		}
-		a.n.log.Info("cluster: replacing a stalled consumer", "stream", a.stream.name())
+		a.n.log.Info("cluster: replacing a stalled consumer", "stream", a.stream.name(), "broken", a.broken.Load())
 		a.stopConsuming()
 		if !a.startConsuming() {
 			return
@@ -196,27 +204,39 @@ func (a *applier) poke() {
 	}
 }
 
-// consume starts an ordered consumer after the applied sequence.
+// consume starts an ephemeral consumer (in memory, one replica, no acks) from the
+// message after the applied sequence. Its messages must come with consecutive
+// delivery sequences: one missing (lost on the way) marks the consumer broken, and
+// watch replaces it; the messages after the gap are dropped.
 func (a *applier) consume() error {
 	ctx, cancel := context.WithTimeout(a.n.ctx, consumeTimeout)
 	defer cancel()
-	s, err := a.n.js.Stream(ctx, a.stream.name())
-	if err != nil {
-		return err
-	}
 	applied, _ := a.appliedSeq()
-	// One attempt per reset inside the ordered consumer: watch retries, with a
-	// pause that does not grow.
-	cfg := jetstream.OrderedConsumerConfig{DeliverPolicy: jetstream.DeliverAllPolicy,
-		MaxResetAttempts: 1, InactiveThreshold: consumerIdle}
+	cfg := jetstream.ConsumerConfig{DeliverPolicy: jetstream.DeliverAllPolicy, AckPolicy: jetstream.AckNonePolicy,
+		Replicas: 1, MemoryStorage: true, InactiveThreshold: consumerIdle}
 	if applied > 0 {
 		cfg.DeliverPolicy, cfg.OptStartSeq = jetstream.DeliverByStartSequencePolicy, applied+1
 	}
-	c, err := s.OrderedConsumer(ctx, cfg)
+	c, err := a.n.js.CreateConsumer(ctx, a.stream.name(), cfg)
 	if err != nil {
 		return err
 	}
+	a.broken.Store(false)
+	var delivered uint64 // the consumer's last delivery sequence; the callback's alone
+	broken := false      // this consumer skipped a message; the callback's alone
 	cc, err := c.Consume(func(m jetstream.Msg) {
+		if broken {
+			return
+		}
+		if md, err := m.Metadata(); err == nil {
+			if md.Sequence.Consumer != delivered+1 {
+				broken = true
+				a.broken.Store(true)
+				a.poke()
+				return
+			}
+			delivered = md.Sequence.Consumer
+		}
 		a.lastSign.Store(time.Now().UnixNano())
 		select {
 		case a.msgs <- m:

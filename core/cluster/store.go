@@ -322,19 +322,28 @@ func (s *Store) commitReplicated(ctx context.Context, repl []storage.Op, conds [
 // batch has no such id (see docs/rationale.md): an attempt after one that was stored
 // meets a conflict, or, unconditional, writes the same records again.
 func (s *Store) publish(ctx context.Context, msgs []pubMsg) (uint64, error) {
-	msgID := ""
+	msgID, attempt := "", batchAttempt
 	if len(msgs) == 1 {
-		msgID = nuid.Next()
+		msgID, attempt = nuid.Next(), msgAttempt
 	}
-	return retryUnanswered(ctx, func(ctx context.Context) (uint64, error) { return s.publishOnce(ctx, msgs, msgID) })
+	return retryUnanswered(ctx, attempt, func(ctx context.Context) (uint64, error) { return s.publishOnce(ctx, msgs, msgID) })
 }
 
-// retryUnanswered runs fn, again with a growing pause while it fails because no
-// stream leader answered, until ctx ends.
-func retryUnanswered[T any](ctx context.Context, fn func(ctx context.Context) (T, error)) (T, error) {
+// Publish attempts: a stream leader answers within milliseconds, or not at all while
+// it is lost (killed, stopped, cut off) and not yet replaced. A single message is
+// tried again sooner: its message id makes a repeat harmless, while a batch's repeat
+// after one that was stored but not acknowledged meets a conflict.
+const (
+	msgAttempt   = 2 * time.Second
+	batchAttempt = 5 * time.Second
+)
+
+// retryUnanswered runs fn, each attempt bounded by attempt, again with a growing
+// pause while it fails because no stream leader answered, until ctx ends.
+func retryUnanswered[T any](ctx context.Context, attempt time.Duration, fn func(ctx context.Context) (T, error)) (T, error) {
 	pause := 50 * time.Millisecond
 	for {
-		actx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		actx, cancel := context.WithTimeout(ctx, attempt)
 		v, err := fn(actx)
 		cancel()
 		if err == nil || !unanswered(err) || ctx.Err() != nil {
