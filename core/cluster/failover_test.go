@@ -2,6 +2,7 @@ package cluster_test
 
 import (
 	"context"
+	"errors"
 	"testing"
 	"time"
 
@@ -50,5 +51,33 @@ func TestAppliersSurviveNodeLoss(t *testing.T) {
 				t.Fatalf("node %s key %d: %q, %v; want b2", n.Name(), i, v, err)
 			}
 		}
+	}
+}
+
+// TestSyncRefusedWithoutMajority: a node whose server reaches no majority of the
+// cluster refuses a read-your-writes Sync with ErrNoMajority (it could otherwise be
+// answered by a deposed stream leader), while it serves Syncs with a majority.
+func TestSyncRefusedWithoutMajority(t *testing.T) {
+	c := clustertest.Start(t, 3, clustertest.Options{Partitions: 4})
+	writeRange(t, c.Node(0).Store(), 0, 4, "a")
+	st := c.Node(0).Store().(*cluster.Store)
+	ctx := context.Background()
+	c.Stop(2)
+	if err := st.Sync(ctx, objKey(0)); err != nil {
+		t.Fatalf("sync with two of three servers: %v", err)
+	}
+	c.Stop(1)
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		sctx, cancel := context.WithTimeout(ctx, time.Second)
+		err := st.Sync(sctx, objKey(0))
+		cancel()
+		if errors.Is(err, cluster.ErrNoMajority) {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("sync with one of three servers: %v; want ErrNoMajority", err)
+		}
+		time.Sleep(100 * time.Millisecond)
 	}
 }

@@ -432,12 +432,22 @@ func (s *Store) catchUp(ctx context.Context, stream streamRef, conds []storage.C
 	}
 }
 
+// ErrNoMajority is returned (wrapped) by Sync on a node whose embedded server is
+// connected to no majority of the cluster's servers: a stream leader it reaches may
+// be deposed already, its answer stale.
+var ErrNoMajority = errors.New("cluster: this node reaches no majority of the cluster's servers")
+
 // Sync waits until the local replica has applied the latest record of key in its
 // stream (read-your-writes across nodes: a read after Sync sees every write
-// acknowledged before Sync began). Keys that never replicate return at once.
+// acknowledged before Sync began). Keys that never replicate return at once. A node
+// cut off from a majority refuses (ErrNoMajority) once its routes are down (see
+// docs/cluster.md for the window before).
 func (s *Store) Sync(ctx context.Context, key []byte) error {
 	if placeOf(key) == placeLocal {
 		return nil
+	}
+	if err := s.node.checkMajority(); err != nil {
+		return err
 	}
 	snap, err := s.local.NewSnapshot()
 	if err != nil {
@@ -460,7 +470,11 @@ func (s *Store) syncKey(ctx context.Context, stream streamRef, key []byte) error
 	if err != nil {
 		return fmt.Errorf("cluster: sync %s: %w", stream.name(), err)
 	}
-	raw, err := st.GetLastMsgForSubject(ctx, stream.keySubject(key))
+	// Asked again every msgAttempt while no leader answers: one asked of a lost leader
+	// would otherwise wait for ctx while a new leader is elected.
+	raw, err := retryUnanswered(ctx, msgAttempt, func(ctx context.Context) (*jetstream.RawStreamMsg, error) {
+		return st.GetLastMsgForSubject(ctx, stream.keySubject(key))
+	})
 	if errors.Is(err, jetstream.ErrMsgNotFound) {
 		return nil
 	}
@@ -472,6 +486,19 @@ func (s *Store) syncKey(ctx context.Context, stream streamRef, key []byte) error
 		return err
 	}
 	return a.waitApplied(ctx, raw.Sequence)
+}
+
+// checkMajority returns ErrNoMajority when the embedded server has routes to fewer
+// than a majority of the cluster's other servers; with an existing NATS (no embedded
+// server) it trusts that cluster's own leaders.
+func (n *Node) checkMajority() error {
+	if n.srv == nil || n.servers <= 1 {
+		return nil
+	}
+	if reached := n.srv.NumRemotes() + 1; reached < n.servers/2+1 {
+		return fmt.Errorf("cluster: sync: routes to %d of %d servers: %w", reached-1, n.servers-1, ErrNoMajority)
+	}
+	return nil
 }
 
 var _ storage.Store = (*Store)(nil)
