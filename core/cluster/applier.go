@@ -57,8 +57,10 @@ const (
 	// stallAfter is how long a consumer may show no sign of working, while it reports
 	// errors or a commit waits for it, before watch replaces it.
 	stallAfter = 1500 * time.Millisecond
-	// restartPause separates the attempts to start a consumer.
+	// restartPause separates the attempts to start a consumer; their failures are
+	// logged every restartLog.
 	restartPause = 500 * time.Millisecond
+	restartLog   = 10 * time.Second
 	// consumeTimeout bounds one attempt to start a consumer: JetStream answers at
 	// once, or not at all while its meta leader is lost.
 	consumeTimeout = 2 * time.Second
@@ -143,9 +145,11 @@ func (a *applier) run() {
 }
 
 // startConsuming starts a consumer after the applied sequence, again every
-// restartPause until it succeeds; it reports false when the node closed first.
+// restartPause until it succeeds (logging the failures every restartLog); it
+// reports false when the node closed first.
 func (a *applier) startConsuming() bool {
-	for a.n.ctx.Err() == nil {
+	var logged time.Time
+	for attempt := 1; a.n.ctx.Err() == nil; attempt++ {
 		err := a.consume()
 		if err == nil {
 			return true
@@ -153,7 +157,10 @@ func (a *applier) startConsuming() bool {
 		if a.n.ctx.Err() != nil {
 			return false
 		}
-		a.n.log.Warn("cluster: start applying", "stream", a.stream.name(), "err", err)
+		if time.Since(logged) >= restartLog {
+			logged = time.Now()
+			a.n.log.Warn("cluster: start applying", "stream", a.stream.name(), "attempt", attempt, "err", err)
+		}
 		if !sleepCtx(a.n.ctx, restartPause) {
 			return false
 		}

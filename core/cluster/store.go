@@ -336,10 +336,14 @@ func (s *Store) publish(ctx context.Context, msgs []pubMsg) (uint64, error) {
 const (
 	msgAttempt   = 2 * time.Second
 	batchAttempt = 5 * time.Second
+	// maxRetryPause caps the pause between attempts: "no responders" comes at once
+	// while an election runs, and a new leader should be found within this.
+	maxRetryPause = 250 * time.Millisecond
 )
 
 // retryUnanswered runs fn, each attempt bounded by attempt, again with a growing
-// pause while it fails because no stream leader answered, until ctx ends.
+// pause (up to maxRetryPause) while it fails because no stream leader answered,
+// until ctx ends.
 func retryUnanswered[T any](ctx context.Context, attempt time.Duration, fn func(ctx context.Context) (T, error)) (T, error) {
 	pause := 50 * time.Millisecond
 	for {
@@ -352,7 +356,7 @@ func retryUnanswered[T any](ctx context.Context, attempt time.Duration, fn func(
 		if !sleepCtx(ctx, pause) {
 			return v, err
 		}
-		pause = min(2*pause, time.Second)
+		pause = min(2*pause, maxRetryPause)
 	}
 }
 
