@@ -336,6 +336,9 @@ func (s *Store) publish(ctx context.Context, msgs []pubMsg) (uint64, error) {
 const (
 	msgAttempt   = 2 * time.Second
 	batchAttempt = 5 * time.Second
+	// syncAttempt bounds one request of Sync for a key's last sequence: a read, so
+	// asking again early costs nothing but the request.
+	syncAttempt = time.Second
 	// maxRetryPause caps the pause between attempts: "no responders" comes at once
 	// while an election runs, and a new leader should be found within this.
 	maxRetryPause = 250 * time.Millisecond
@@ -474,9 +477,9 @@ func (s *Store) syncKey(ctx context.Context, stream streamRef, key []byte) error
 	if err != nil {
 		return fmt.Errorf("cluster: sync %s: %w", stream.name(), err)
 	}
-	// Asked again every msgAttempt while no leader answers: one asked of a lost leader
+	// Asked again every syncAttempt while no leader answers: one asked of a lost leader
 	// would otherwise wait for ctx while a new leader is elected.
-	raw, err := retryUnanswered(ctx, msgAttempt, func(ctx context.Context) (*jetstream.RawStreamMsg, error) {
+	raw, err := retryUnanswered(ctx, syncAttempt, func(ctx context.Context) (*jetstream.RawStreamMsg, error) {
 		return st.GetLastMsgForSubject(ctx, stream.keySubject(key))
 	})
 	if errors.Is(err, jetstream.ErrMsgNotFound) {
