@@ -129,6 +129,12 @@ func (n *Node) connect() error {
 	return nil
 }
 
+// Route liveness: see startServer.
+const (
+	routePingInterval = time.Second
+	routeMaxPingsOut  = 3
+)
+
 // startServer starts the embedded NATS server: JetStream on, its store under the data
 // directory, routes on cfg.Listen to cfg.Peers, a client listener on loopback behind a
 // token (Cairn connects in-process).
@@ -154,6 +160,13 @@ func (n *Node) startServer() (*server.Server, error) {
 			Name: n.cfg.Name,
 			Host: host,
 			Port: port,
+			// A route to a peer that stopped answering (stopped, cut off) is closed
+			// after about routePingInterval*routeMaxPingsOut instead of NATS's minutes:
+			// requests stop going into it, and after the fault a fresh connection
+			// replaces it at once instead of TCP's retransmissions backed off to tens of
+			// seconds (docs/rationale.md).
+			PingInterval: routePingInterval,
+			MaxPingsOut:  routeMaxPingsOut,
 		},
 		Routes: server.RoutesFromStr(strings.Join(routes, ",")),
 	}
@@ -355,7 +368,7 @@ func (n *Node) checkSettings(ctx context.Context, meta streamRef) error {
 	msg.Header.Set(jetstream.ExpectedLastSubjSeqHeader, "0")
 	pctx, cancel := context.WithTimeout(ctx, n.cfg.StartTimeout)
 	defer cancel()
-	_, err := retryUnanswered(pctx, func(ctx context.Context) (*jetstream.PubAck, error) { return n.js.PublishMsg(ctx, msg) })
+	_, err := retryUnanswered(pctx, msgAttempt, func(ctx context.Context) (*jetstream.PubAck, error) { return n.js.PublishMsg(ctx, msg) })
 	if err == nil || !isWrongSequence(err) {
 		if err != nil {
 			return fmt.Errorf("cluster: record settings: %w", err)

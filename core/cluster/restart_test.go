@@ -31,13 +31,24 @@ func writeRange(t *testing.T, st storage.Store, lo, hi int, value string) {
 // digests agree, and returns the digests of node 0.
 func waitConverged(t *testing.T, c *clustertest.Cluster) map[string]string {
 	t.Helper()
+	var nodes []*cluster.Node
+	for i := range c.Len() {
+		nodes = append(nodes, c.Node(i))
+	}
+	return waitNodesConverged(t, nodes)
+}
+
+// waitNodesConverged waits until every node of nodes applied every stream and their
+// digests agree, and returns the digests of the first.
+func waitNodesConverged(t *testing.T, nodes []*cluster.Node) map[string]string {
+	t.Helper()
 	ctx := context.Background()
 	deadline := time.Now().Add(30 * time.Second)
 	for {
 		var first map[string]string
 		same, why := true, ""
-		for i := range c.Len() {
-			st, err := c.Node(i).Status(ctx, true)
+		for _, n := range nodes {
+			st, err := n.Status(ctx, true)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -322,19 +322,35 @@ func (s *Store) commitReplicated(ctx context.Context, repl []storage.Op, conds [
 // batch has no such id (see docs/rationale.md): an attempt after one that was stored
 // meets a conflict, or, unconditional, writes the same records again.
 func (s *Store) publish(ctx context.Context, msgs []pubMsg) (uint64, error) {
-	msgID := ""
+	msgID, attempt := "", batchAttempt
 	if len(msgs) == 1 {
-		msgID = nuid.Next()
+		msgID, attempt = nuid.Next(), msgAttempt
 	}
-	return retryUnanswered(ctx, func(ctx context.Context) (uint64, error) { return s.publishOnce(ctx, msgs, msgID) })
+	return retryUnanswered(ctx, attempt, func(ctx context.Context) (uint64, error) { return s.publishOnce(ctx, msgs, msgID) })
 }
 
-// retryUnanswered runs fn, again with a growing pause while it fails because no
-// stream leader answered, until ctx ends.
-func retryUnanswered[T any](ctx context.Context, fn func(ctx context.Context) (T, error)) (T, error) {
+// Publish attempts: a stream leader answers within milliseconds, or not at all while
+// it is lost (killed, stopped, cut off) and not yet replaced. A single message is
+// tried again sooner: its message id makes a repeat harmless, while a batch's repeat
+// after one that was stored but not acknowledged meets a conflict.
+const (
+	msgAttempt   = 2 * time.Second
+	batchAttempt = 5 * time.Second
+	// syncAttempt bounds one request of Sync for a key's last sequence: a read, so
+	// asking again early costs nothing but the request.
+	syncAttempt = time.Second
+	// maxRetryPause caps the pause between attempts: "no responders" comes at once
+	// while an election runs, and a new leader should be found within this.
+	maxRetryPause = 250 * time.Millisecond
+)
+
+// retryUnanswered runs fn, each attempt bounded by attempt, again with a growing
+// pause (up to maxRetryPause) while it fails because no stream leader answered,
+// until ctx ends.
+func retryUnanswered[T any](ctx context.Context, attempt time.Duration, fn func(ctx context.Context) (T, error)) (T, error) {
 	pause := 50 * time.Millisecond
 	for {
-		actx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		actx, cancel := context.WithTimeout(ctx, attempt)
 		v, err := fn(actx)
 		cancel()
 		if err == nil || !unanswered(err) || ctx.Err() != nil {
@@ -343,7 +359,7 @@ func retryUnanswered[T any](ctx context.Context, fn func(ctx context.Context) (T
 		if !sleepCtx(ctx, pause) {
 			return v, err
 		}
-		pause = min(2*pause, time.Second)
+		pause = min(2*pause, maxRetryPause)
 	}
 }
 
@@ -423,12 +439,22 @@ func (s *Store) catchUp(ctx context.Context, stream streamRef, conds []storage.C
 	}
 }
 
+// ErrNoMajority is returned (wrapped) by Sync on a node whose embedded server is
+// connected to no majority of the cluster's servers: a stream leader it reaches may
+// be deposed already, its answer stale.
+var ErrNoMajority = errors.New("cluster: this node reaches no majority of the cluster's servers")
+
 // Sync waits until the local replica has applied the latest record of key in its
 // stream (read-your-writes across nodes: a read after Sync sees every write
-// acknowledged before Sync began). Keys that never replicate return at once.
+// acknowledged before Sync began). Keys that never replicate return at once. A node
+// cut off from a majority refuses (ErrNoMajority) once its routes are down (see
+// docs/cluster.md for the window before).
 func (s *Store) Sync(ctx context.Context, key []byte) error {
 	if placeOf(key) == placeLocal {
 		return nil
+	}
+	if err := s.node.checkMajority(); err != nil {
+		return err
 	}
 	snap, err := s.local.NewSnapshot()
 	if err != nil {
@@ -451,7 +477,11 @@ func (s *Store) syncKey(ctx context.Context, stream streamRef, key []byte) error
 	if err != nil {
 		return fmt.Errorf("cluster: sync %s: %w", stream.name(), err)
 	}
-	raw, err := st.GetLastMsgForSubject(ctx, stream.keySubject(key))
+	// Asked again every syncAttempt while no leader answers: one asked of a lost leader
+	// would otherwise wait for ctx while a new leader is elected.
+	raw, err := retryUnanswered(ctx, syncAttempt, func(ctx context.Context) (*jetstream.RawStreamMsg, error) {
+		return st.GetLastMsgForSubject(ctx, stream.keySubject(key))
+	})
 	if errors.Is(err, jetstream.ErrMsgNotFound) {
 		return nil
 	}
@@ -463,6 +493,19 @@ func (s *Store) syncKey(ctx context.Context, stream streamRef, key []byte) error
 		return err
 	}
 	return a.waitApplied(ctx, raw.Sequence)
+}
+
+// checkMajority returns ErrNoMajority when the embedded server has routes to fewer
+// than a majority of the cluster's other servers; with an existing NATS (no embedded
+// server) it trusts that cluster's own leaders.
+func (n *Node) checkMajority() error {
+	if n.srv == nil || n.servers <= 1 {
+		return nil
+	}
+	if reached := n.srv.NumRemotes() + 1; reached < n.servers/2+1 {
+		return fmt.Errorf("cluster: sync: routes to %d of %d servers: %w", reached-1, n.servers-1, ErrNoMajority)
+	}
+	return nil
 }
 
 var _ storage.Store = (*Store)(nil)
