@@ -379,7 +379,17 @@ func (n *Node) checkSettings(ctx context.Context, meta streamRef) error {
 	if err != nil {
 		return fmt.Errorf("cluster: read settings: %w", err)
 	}
+	// A stream leader elected a moment ago may not have applied the record that
+	// refused ours yet: a missing record is asked for again while the start may wait.
 	raw, err := s.GetLastMsgForSubject(pctx, subj)
+	for errors.Is(err, jetstream.ErrMsgNotFound) {
+		select {
+		case <-pctx.Done():
+			return fmt.Errorf("cluster: read settings: %w", err)
+		case <-time.After(200 * time.Millisecond):
+		}
+		raw, err = s.GetLastMsgForSubject(pctx, subj)
+	}
 	if err != nil {
 		return fmt.Errorf("cluster: read settings: %w", err)
 	}
