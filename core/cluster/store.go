@@ -297,7 +297,7 @@ func (s *Store) commitReplicated(ctx context.Context, repl []storage.Op, conds [
 	}
 	pctx, cancel := context.WithTimeout(ctx, publishTimeout)
 	defer cancel()
-	seq, err := s.publish(pctx, msgs)
+	seq, err := s.publish(pctx, stream, msgs)
 	if err != nil {
 		if isWrongSequence(err) {
 			s.catchUp(ctx, stream, conds)
@@ -321,12 +321,43 @@ func (s *Store) commitReplicated(ctx context.Context, repl []storage.Op, conds [
 // acknowledged with the first one's sequence instead of storing it again. An atomic
 // batch has no such id (see docs/rationale.md): an attempt after one that was stored
 // meets a conflict, or, unconditional, writes the same records again.
-func (s *Store) publish(ctx context.Context, msgs []pubMsg) (uint64, error) {
-	msgID, attempt := "", batchAttempt
-	if len(msgs) == 1 {
-		msgID, attempt = nuid.Next(), msgAttempt
+//
+// A single message whose attempt went unanswered may have been stored all the same;
+// when a later attempt is then refused on its expected sequence, the refusal may be
+// the earlier attempt's own doing: if the subject's latest message carries this
+// commit's message id, the commit is done (not a conflict, which would make the
+// caller answer a precondition failure for a write that was applied).
+func (s *Store) publish(ctx context.Context, stream streamRef, msgs []pubMsg) (uint64, error) {
+	if len(msgs) != 1 {
+		return retryUnanswered(ctx, batchAttempt, func(ctx context.Context) (uint64, error) { return s.publishOnce(ctx, msgs, "") })
 	}
-	return retryUnanswered(ctx, attempt, func(ctx context.Context) (uint64, error) { return s.publishOnce(ctx, msgs, msgID) })
+	msgID, unansweredBefore := nuid.Next(), false
+	return retryUnanswered(ctx, msgAttempt, func(ctx context.Context) (uint64, error) {
+		seq, err := s.publishOnce(ctx, msgs, msgID)
+		switch {
+		case err != nil && unanswered(err):
+			unansweredBefore = true
+		case err != nil && unansweredBefore && isWrongSequence(err):
+			if seq, ok := s.storedAlready(ctx, stream, msgs[0].subject, msgID); ok {
+				return seq, nil
+			}
+		}
+		return seq, err
+	})
+}
+
+// storedAlready reports whether the latest message of subject in stream is the one
+// published with message id msgID, and its sequence.
+func (s *Store) storedAlready(ctx context.Context, stream streamRef, subject, msgID string) (uint64, bool) {
+	st, err := s.node.js.Stream(ctx, stream.name())
+	if err != nil {
+		return 0, false
+	}
+	raw, err := st.GetLastMsgForSubject(ctx, subject)
+	if err != nil || raw.Header.Get(jetstream.MsgIDHeader) != msgID {
+		return 0, false
+	}
+	return raw.Sequence, true
 }
 
 // Publish attempts: a stream leader answers within milliseconds, or not at all while
