@@ -96,20 +96,7 @@ func TestCrossNodeKV(t *testing.T) {
 	})
 	t.Run("ConditionalWritesLoseNothing", func(t *testing.T) {
 		const workers, each = 4, 10
-		var wg sync.WaitGroup
-		for w := range workers {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				for range each {
-					if err := conditionalIncrement(ctx, svcs[w%2]); err != nil {
-						t.Error(err)
-						return
-					}
-				}
-			}()
-		}
-		wg.Wait()
+		runWorkers(t, workers, each, func(w int) error { return conditionalIncrement(ctx, svcs[w%2]) })
 		for n, svc := range svcs {
 			o, err := svc.Get(ctx, core.DefaultType, "plain", "cas", quorumRead)
 			if err != nil {
@@ -122,20 +109,10 @@ func TestCrossNodeKV(t *testing.T) {
 	})
 	t.Run("CountersExact", func(t *testing.T) {
 		const workers, each = 4, 10
-		var wg sync.WaitGroup
-		for w := range workers {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				for range each {
-					if _, err := svcs[w%2].CounterAdd(ctx, "s", "counter", 1, kv.PutOptions{}); err != nil {
-						t.Error(err)
-						return
-					}
-				}
-			}()
-		}
-		wg.Wait()
+		runWorkers(t, workers, each, func(w int) error {
+			_, err := svcs[w%2].CounterAdd(ctx, "s", "counter", 1, kv.PutOptions{})
+			return err
+		})
 		for n, svc := range svcs {
 			v, err := svc.CounterValue(ctx, "s", "counter", quorumRead)
 			if err != nil || v != workers*each {
@@ -252,4 +229,24 @@ func incrementPair(ctx context.Context, st storage.Store, a, b []byte) error {
 	batch.Put(a, v)
 	batch.Put(b, v)
 	return st.Commit(ctx, &batch, true)
+}
+
+// runWorkers runs workers goroutines that each call fn (with their number) each times,
+// stopping a worker at its first error, which fails the test; it returns when all end.
+func runWorkers(t *testing.T, workers, each int, fn func(w int) error) {
+	t.Helper()
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range each {
+				if err := fn(w); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
 }
