@@ -349,7 +349,7 @@ func (s *Store) publish(ctx context.Context, stream streamRef, msgs []pubMsg) (u
 // storedAlready reports whether the latest message of subject in stream is the one
 // published with message id msgID, and its sequence.
 func (s *Store) storedAlready(ctx context.Context, stream streamRef, subject, msgID string) (uint64, bool) {
-	st, err := s.node.js.Stream(ctx, stream.name())
+	st, err := s.node.streamHandle(ctx, stream.name())
 	if err != nil {
 		return 0, false
 	}
