@@ -198,8 +198,11 @@ func (c *clusterSetup) nodeAddrs() []string {
 	return addrs
 }
 
-// stop stops every process.
+// stop stops every process (none of a nil setup).
 func (c *clusterSetup) stop() {
+	if c == nil {
+		return
+	}
 	var wg sync.WaitGroup
 	for _, p := range c.all() {
 		if p != nil {
@@ -227,8 +230,32 @@ func (b *bench) cairnBinary(dir string) (string, error) {
 }
 
 // startClusterSetup starts the standalone node and the three cluster nodes in dir and
-// waits until all are ready.
+// waits until all are ready. The addresses are picked free and released before the
+// processes bind them, so another process may take one in between: a setup that
+// failed on an address in use is started again, on new addresses and data
+// directories, up to three times.
 func (b *bench) startClusterSetup(ctx context.Context, bin, dir string) (*clusterSetup, error) {
+	for try := 1; ; try++ {
+		sub := filepath.Join(dir, "setup"+strconv.Itoa(try))
+		c, err := b.startClusterSetupOnce(ctx, bin, sub)
+		if err == nil || try == 3 || !strings.Contains(err.Error(), "address already in use") {
+			return c, err
+		}
+		b.logf("cluster: an address was taken before its process bound it; starting again (%v)", firstLine(err.Error()))
+		c.stop()
+	}
+}
+
+// firstLine is s up to its first newline.
+func firstLine(s string) string {
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		return s[:i]
+	}
+	return s
+}
+
+// startClusterSetupOnce is one attempt of startClusterSetup.
+func (b *bench) startClusterSetupOnce(ctx context.Context, bin, dir string) (*clusterSetup, error) {
 	addrs, err := freeAddrs(1 + 2*clusterNodes)
 	if err != nil {
 		return nil, err

@@ -12,6 +12,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/nats-io/nuid"
 
+	"github.com/cairnkv/cairn/core"
 	"github.com/cairnkv/cairn/core/storage"
 )
 
@@ -31,6 +32,46 @@ type Store struct {
 // ErrCrossStream is returned (wrapped) by Commit for a batch whose replicated keys
 // belong to two streams: JetStream commits atomically within one stream only.
 var ErrCrossStream = errors.New("cluster: a batch writes keys of two replication streams")
+
+// ErrOutcomeUnknown is returned (wrapped) by Commit when the commit may or may not
+// have been applied: an attempt to publish it went unanswered (the stream's leader was
+// lost, stopped or cut off while it had the message) and no later attempt settled the
+// question, or the quorum acknowledged it but the local replica did not apply it in
+// time. It is never a conflict: a caller that retried a conditional write after it
+// could meet its own write and refuse a precondition for a write that was applied. It
+// carries the core.EUNAVAILABLE code (errors.As finds a *core.Error in it): the
+// interfaces answer 503, as Riak answers a write whose replicas did not all answer in
+// time, which may have been applied all the same.
+var ErrOutcomeUnknown error = outcomeError{unknown: true}
+
+// ErrNoLeader is returned (wrapped) by Commit when no leader of the key's stream
+// answered until the commit's deadline and no attempt can have been stored. It
+// carries the core.EUNAVAILABLE code: 503.
+var ErrNoLeader error = outcomeError{}
+
+// outcomeError is the type of ErrOutcomeUnknown and ErrNoLeader.
+type outcomeError struct{ unknown bool }
+
+func (e outcomeError) Error() string {
+	if e.unknown {
+		return "cluster: the commit may or may not have been applied (its stream did not answer in time)"
+	}
+	return "cluster: no leader of the key's stream answered; the commit was not applied"
+}
+
+// As lets errors.As find the client-facing *core.Error in an error wrapping e.
+func (e outcomeError) As(target any) bool {
+	p, ok := target.(**core.Error)
+	if !ok {
+		return false
+	}
+	msg := "The key's replicas have no leader to take the write; it was not applied. Try again\n"
+	if e.unknown {
+		msg = "The key's replicas did not answer in time: the write may or may not have been applied. Read the key before writing it again\n"
+	}
+	*p = &core.Error{Code: core.EUNAVAILABLE, Message: msg}
+	return true
+}
 
 // Commit timeouts: publish and apply waits are bounded by ctx and by these.
 const (
@@ -306,44 +347,74 @@ func (s *Store) commitReplicated(ctx context.Context, repl []storage.Op, conds [
 		return fmt.Errorf("cluster: commit to %s: %w", stream.name(), err)
 	}
 	if err := a.waitApplied(pctx, seq); err != nil {
-		return fmt.Errorf("cluster: commit to %s acknowledged: %w", stream.name(), err)
+		if errors.Is(err, errClosed) {
+			return fmt.Errorf("cluster: commit to %s acknowledged: %w", stream.name(), err)
+		}
+		// Stored by the quorum, not yet visible here: the caller cannot tell the client
+		// it is readable on this node.
+		return fmt.Errorf("cluster: commit to %s acknowledged: %w (%v)", stream.name(), ErrOutcomeUnknown, err)
 	}
 	return nil
 }
 
 // publish publishes msgs (publishOnce), again while the stream has no leader to
-// answer (an election: at start, after a node's loss), until ctx ends. Publishing
-// again is safe: a conditional message already stored meets its own sequence and is
-// refused as a conflict; an unconditional one writes the same record again.
+// answer (an election: at start, after a node's loss), until ctx ends.
 //
 // A single message carries a message id, the same in every attempt: JetStream's
 // duplicate window (two minutes) answers an attempt after one that was stored but not
-// acknowledged with the first one's sequence instead of storing it again. An atomic
-// batch has no such id (see docs/rationale.md): an attempt after one that was stored
-// meets a conflict, or, unconditional, writes the same records again.
+// acknowledged with the first one's sequence instead of storing it again, and one
+// while the first is still being proposed with "in process" (attempted again). An
+// atomic batch has no such id (see docs/rationale.md).
 //
-// A single message whose attempt went unanswered may have been stored all the same;
-// when a later attempt is then refused on its expected sequence, the refusal may be
-// the earlier attempt's own doing: if the subject's latest message carries this
-// commit's message id, the commit is done (not a conflict, which would make the
-// caller answer a precondition failure for a write that was applied).
+// An attempt that went unanswered may have been stored all the same. When a later
+// attempt is refused on its expected sequence, the refusal may be the earlier
+// attempt's own doing: a single message whose id is on the subject's latest message
+// is done; otherwise (another write followed it, or a batch) the outcome is unknown
+// (ErrOutcomeUnknown), never a conflict, which would make the caller read its own
+// write and answer a precondition failure for a write that was applied. A commit whose
+// attempts all went unanswered is ErrOutcomeUnknown too, or ErrNoLeader when none can
+// have reached a leader (no responders).
 func (s *Store) publish(ctx context.Context, stream streamRef, msgs []pubMsg) (uint64, error) {
-	if len(msgs) != 1 {
-		return retryUnanswered(ctx, batchAttempt, func(ctx context.Context) (uint64, error) { return s.publishOnce(ctx, msgs, "") })
+	return publishWith(ctx, s, stream, msgs)
+}
+
+// publisher is what publish needs of a Store: a seam for its tests.
+type publisher interface {
+	publishOnce(ctx context.Context, msgs []pubMsg, msgID string) (uint64, error)
+	storedAlready(ctx context.Context, stream streamRef, subject, msgID string) (uint64, bool)
+}
+
+// publishWith is publish over p.
+func publishWith(ctx context.Context, s publisher, stream streamRef, msgs []pubMsg) (uint64, error) {
+	attempt, msgID := batchAttempt, ""
+	if len(msgs) == 1 {
+		attempt, msgID = msgAttempt, nuid.Next()
 	}
-	msgID, unansweredBefore := nuid.Next(), false
-	return retryUnanswered(ctx, msgAttempt, func(ctx context.Context) (uint64, error) {
+	mayBeStored := false
+	seq, err := retryUnanswered(ctx, attempt, func(ctx context.Context) (uint64, error) {
 		seq, err := s.publishOnce(ctx, msgs, msgID)
 		switch {
-		case err != nil && unanswered(err):
-			unansweredBefore = true
-		case err != nil && unansweredBefore && isWrongSequence(err):
+		case err == nil:
+		case unanswered(err):
+			mayBeStored = mayBeStored || !neverStored(err)
+		case mayBeStored && msgID != "" && isWrongSequence(err):
 			if seq, ok := s.storedAlready(ctx, stream, msgs[0].subject, msgID); ok {
 				return seq, nil
 			}
 		}
 		return seq, err
 	})
+	switch {
+	case err == nil:
+		return seq, nil
+	case mayBeStored && (unanswered(err) || isWrongSequence(err)):
+		// Not %w: the cause must not read as a conflict (isWrongSequence) or as the
+		// caller's own deadline.
+		return 0, fmt.Errorf("%w (last attempt: %v)", ErrOutcomeUnknown, err)
+	case unanswered(err):
+		return 0, fmt.Errorf("%w (last attempt: %v)", ErrNoLeader, err)
+	}
+	return 0, err
 }
 
 // storedAlready reports whether the latest message of subject in stream is the one
@@ -394,19 +465,36 @@ func retryUnanswered[T any](ctx context.Context, attempt time.Duration, fn func(
 	}
 }
 
-// unanswered reports whether err means no stream leader answered in time, or the
-// stream had too many atomic batches open at once: worth publishing again.
+// unanswered reports whether err means no stream leader answered in time, the stream
+// had too many atomic batches open at once, or an earlier attempt of the same message
+// is still being proposed: worth publishing again.
 func unanswered(err error) bool {
 	var apiErr *jetstream.APIError
-	if errors.As(err, &apiErr) && apiErr.ErrorCode == errCodeTooManyInflight {
+	if errors.As(err, &apiErr) && (apiErr.ErrorCode == errCodeTooManyInflight || apiErr.ErrorCode == errCodeMsgIDInProcess) {
 		return true
 	}
 	return errors.Is(err, jetstream.ErrNoStreamResponse) || errors.Is(err, nats.ErrNoResponders) ||
 		errors.Is(err, context.DeadlineExceeded) || errors.Is(err, nats.ErrTimeout)
 }
 
-// errCodeTooManyInflight is JetStream's JSAtomicPublishTooManyInflight.
-const errCodeTooManyInflight = 10210
+// neverStored reports whether an unanswered attempt's err proves that it reached no
+// stream leader or was refused before being proposed: nothing of it can be stored.
+func neverStored(err error) bool {
+	var apiErr *jetstream.APIError
+	if errors.As(err, &apiErr) && apiErr.ErrorCode == errCodeTooManyInflight {
+		return true
+	}
+	// A synchronous publish that met no responders is answered ErrNoStreamResponse.
+	return errors.Is(err, nats.ErrNoResponders) || errors.Is(err, jetstream.ErrNoStreamResponse)
+}
+
+// JetStream error codes Cairn tells apart: JSAtomicPublishTooManyInflight, and
+// JSStreamDuplicateMessageConflict ("duplicate message id is in process": an earlier
+// attempt with the same message id is being proposed and may yet be stored).
+const (
+	errCodeTooManyInflight = 10210
+	errCodeMsgIDInProcess  = 10158
+)
 
 // publishOnce publishes msgs, one alone (with message id msgID) or as an atomic batch,
 // and returns the stream sequence of the last.

@@ -24,7 +24,8 @@ var errDiskFull = &s3.Error{Code: s3types.SlowDown,
 // status and the XML error body (no body for HEAD, 304 or 412-less statuses that
 // forbid one); a body over its limit becomes 400 MaxMessageLengthExceeded; a body too
 // slow, 400 RequestTimeout (and the connection is closed); a write refused because the
-// disk is full, 503 SlowDown; anything else is logged with the request id and answered
+// disk is full, 503 SlowDown; a store that cannot answer (core.EUNAVAILABLE), 503
+// ServiceUnavailable; anything else is logged with the request id and answered
 // 500 InternalError.
 func (a *API) writeError(w http.ResponseWriter, r *http.Request, resource string, err error) {
 	e := s3.AsError(err)
@@ -36,6 +37,12 @@ func (a *API) writeError(w http.ResponseWriter, r *http.Request, resource string
 		a.log.Warn("s3: write refused: the disk is full", "method", r.Method, "path", r.URL.Path,
 			"request_id", httpx.RequestIDFrom(r.Context()), "err", err)
 		e = errDiskFull
+	case core.ErrorCode(err) == core.EUNAVAILABLE:
+		// A cluster node whose replicas did not answer (or answered too late): the
+		// write may or may not have been applied; S3 clients retry 503s.
+		a.log.Warn("s3: unavailable", "method", r.Method, "path", r.URL.Path,
+			"request_id", httpx.RequestIDFrom(r.Context()), "err", err)
+		e = &s3.Error{Code: s3.ServiceUnavailable, Message: "Please try again. " + strings.TrimSpace(core.ErrorMessage(err))}
 	case httpx.IsBodyTimeout(err):
 		// AWS's answer (400, not 408); the rest of the body is still on the wire.
 		w.Header().Set("Connection", "close")

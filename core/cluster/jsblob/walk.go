@@ -20,15 +20,19 @@ const scanBatch = 256
 // headers if headersOnly), through an ephemeral consumer it deletes at the end. It
 // stops at the first error of fn and when ctx is done.
 func (s *Store) scan(ctx context.Context, filter string, headersOnly bool, fn func(jetstream.Msg) error) error {
+	// No server answers while the stream elects a leader (just after a start, after
+	// the loss of a node): asked again until the store's timeout.
 	cctx, cancel := s.withTimeout(ctx)
-	cons, err := s.stream.CreateConsumer(cctx, jetstream.ConsumerConfig{
-		DeliverPolicy:     jetstream.DeliverLastPerSubjectPolicy,
-		AckPolicy:         jetstream.AckNonePolicy,
-		FilterSubject:     filter,
-		HeadersOnly:       headersOnly,
-		InactiveThreshold: time.Minute,
-		MemoryStorage:     true,
-		Replicas:          1,
+	cons, err := retry(cctx, func() (jetstream.Consumer, error) {
+		return s.stream.CreateConsumer(cctx, jetstream.ConsumerConfig{
+			DeliverPolicy:     jetstream.DeliverLastPerSubjectPolicy,
+			AckPolicy:         jetstream.AckNonePolicy,
+			FilterSubject:     filter,
+			HeadersOnly:       headersOnly,
+			InactiveThreshold: time.Minute,
+			MemoryStorage:     true,
+			Replicas:          1,
+		})
 	})
 	cancel()
 	if err != nil {
@@ -42,6 +46,7 @@ func (s *Store) scan(ctx context.Context, filter string, headersOnly bool, fn fu
 	if cons.CachedInfo().NumPending == 0 {
 		return ctx.Err()
 	}
+	progress := time.Now() // the last fetch that was answered
 	for {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -65,9 +70,20 @@ func (s *Store) scan(ctx context.Context, filter string, headersOnly bool, fn fu
 				return nil
 			}
 		}
-		if err := batch.Error(); err != nil && !errors.Is(err, jetstream.ErrNoMessages) {
+		err = batch.Error()
+		if got == 0 && errors.Is(err, nats.ErrNoResponders) && time.Now().Before(progress.Add(s.cfg.Timeout)) {
+			// The consumer is not served yet (or its server was lost): ask again.
+			select {
+			case <-ctx.Done():
+				return ctx.Err()
+			case <-time.After(retryWait):
+			}
+			continue
+		}
+		if err != nil && !errors.Is(err, jetstream.ErrNoMessages) {
 			return fmt.Errorf("jsblob: scan %s: %w", filter, err)
 		}
+		progress = time.Now()
 		if got == 0 {
 			return nil
 		}
