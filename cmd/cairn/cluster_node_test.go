@@ -58,6 +58,19 @@ func TestClusterOneNodeServe(t *testing.T) {
 	if !strings.Contains(string(stats.Body), `"cluster_name":"solo"`) || !strings.Contains(string(stats.Body), `"cluster_commits_total"`) {
 		t.Fatalf("/stats lacks the cluster lines:\n%s", stats.Body)
 	}
+	// Prometheus: the replication lag per stream and the commit counters.
+	metrics := string(s.get(t, "/metrics").Body)
+	for _, want := range []string{`cairn_cluster_apply_lag_messages{stream="CAIRN_META"} 0`,
+		`cairn_cluster_applied_sequence{stream="CAIRN_META"}`, "cairn_cluster_commits_total ",
+		"cairn_cluster_commit_conflicts_total 0", "cairn_cluster_commit_outcome_unknown_total 0",
+		"cairn_cluster_records_applied_total ", "cairn_cluster_servers_reached 1", "cairn_cluster_servers 1"} {
+		if !strings.Contains(metrics, want) {
+			t.Fatalf("/metrics lacks %q:\n%s", want, metrics)
+		}
+	}
+	if strings.Contains(metrics, "cairn_cluster_commits_total 0") {
+		t.Fatalf("/metrics counts no commit after a PUT:\n%s", metrics)
+	}
 	code, out, errOut := runCairn(t, serverOpts{args: []string{"cluster", "status", "--url", s.URL}})
 	if code != 0 || !strings.Contains(out, "cluster solo, node cairn@"+route) || !strings.Contains(out, "CAIRN_META") {
 		t.Fatalf("cairn cluster status: %d\n%s\n%s", code, out, errOut)
@@ -71,6 +84,9 @@ func TestClusterFlagsStandalone(t *testing.T) {
 	s := startServer(t)
 	if r := s.get(t, "/cluster"); r.StatusCode != 404 {
 		t.Fatalf("standalone GET /cluster: %s", r)
+	}
+	if strings.Contains(string(s.get(t, "/metrics").Body), "cairn_cluster_") {
+		t.Fatal("standalone /metrics has cluster metrics")
 	}
 	code, _, errOut := runCairn(t, serverOpts{args: []string{"cluster", "status", "--url", s.URL}})
 	if code != 1 || !strings.Contains(errOut, "cluster mode") {

@@ -221,3 +221,44 @@ func (n *Node) Stats() map[string]any {
 	return map[string]any{"cluster_name": n.cfg.Name, "cluster_node": n.cfg.NodeName,
 		"cluster_streams": streams, "cluster_apply_lag": lag}
 }
+
+// Metrics are a node's replication figures, read without asking the cluster: for
+// Prometheus (core/server exports them).
+type Metrics struct {
+	// Streams is every stream this node applies, by name.
+	Streams []StreamMetrics
+	// Commits counts the commits of replicated keys this node coordinated, Conflicts
+	// those refused on their expected sequence (storage.ErrConflict), Unknown those
+	// whose outcome stayed unknown (ErrOutcomeUnknown), Applied the records this node's
+	// appliers applied.
+	Commits, Conflicts, Unknown, Applied uint64
+	// ServersReached is how many of the cluster's servers the embedded server has
+	// routes to, itself included (0 with --nats-url); Servers how many there are.
+	ServersReached, Servers int
+}
+
+// StreamMetrics is one stream's apply progress on this node.
+type StreamMetrics struct {
+	Name string
+	// Applied is the last sequence applied locally; Lag how many messages the stream
+	// held beyond the last one applied, as that message's metadata said.
+	Applied, Lag uint64
+}
+
+// Metrics returns the node's replication figures.
+func (s *Store) Metrics() Metrics {
+	n := s.node
+	m := Metrics{Commits: s.commits.Load(), Conflicts: s.conflicts.Load(), Unknown: s.unknown.Load(),
+		Applied: s.applied.Load(), Servers: n.servers}
+	if n.srv != nil {
+		m.ServersReached = n.srv.NumRemotes() + 1
+	}
+	n.mu.Lock()
+	for _, a := range n.appliers {
+		applied, _ := a.appliedSeq()
+		m.Streams = append(m.Streams, StreamMetrics{Name: a.stream.name(), Applied: applied, Lag: a.pending.Load()})
+	}
+	n.mu.Unlock()
+	sort.Slice(m.Streams, func(i, j int) bool { return m.Streams[i].Name < m.Streams[j].Name })
+	return m
+}

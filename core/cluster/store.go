@@ -25,8 +25,8 @@ type Store struct {
 	local *storage.DB
 	// replicas returns the n_val of an object key (SetReplicasFunc); nil: DefaultNVal.
 	replicas atomic.Pointer[func(key []byte) int]
-	// Counters for /stats.
-	commits, conflicts, applied atomic.Uint64
+	// Counters for /stats and Metrics.
+	commits, conflicts, unknown, applied atomic.Uint64
 }
 
 // ErrCrossStream is returned (wrapped) by Commit for a batch whose replicated keys
@@ -149,6 +149,7 @@ func (s *Store) Stats() map[string]any {
 	m := s.local.Stats()
 	m["cluster_commits_total"] = s.commits.Load()
 	m["cluster_commit_conflicts_total"] = s.conflicts.Load()
+	m["cluster_commit_outcome_unknown_total"] = s.unknown.Load()
 	m["cluster_records_applied_total"] = s.applied.Load()
 	return m
 }
@@ -186,8 +187,11 @@ func (s *Store) Commit(ctx context.Context, b *storage.Batch, sync bool) error {
 	}
 	s.commits.Add(1)
 	if err := s.commitReplicated(ctx, repl, rconds); err != nil {
-		if errors.Is(err, storage.ErrConflict) {
+		switch {
+		case errors.Is(err, storage.ErrConflict):
 			s.conflicts.Add(1)
+		case errors.Is(err, ErrOutcomeUnknown):
+			s.unknown.Add(1)
 		}
 		return err
 	}

@@ -52,6 +52,7 @@ func (s *Server) wireCluster(svc *kv.Service) {
 		return p.NVal
 	})
 	s.stats.AddSource(s.node.Stats)
+	s.stats.Prometheus().MustRegister(newClusterCollector(st))
 }
 
 // clusterStatus returns the provider of GET /cluster (nil standalone).
