@@ -44,6 +44,10 @@ type Node struct {
 	ensured sync.Map
 	// handles caches the jetstream.Stream of each stream name (for Sync's gets).
 	handles sync.Map
+	// readIndexes holds the *readIndex of each stream and leader (Sync's shared
+	// rounds, see readindex.go); leaders the last known leader (server name) of each
+	// stream name.
+	readIndexes, leaders sync.Map
 }
 
 // streamHandle returns the handle of stream name (cached).
@@ -97,6 +101,11 @@ func (n *Node) start(ctx context.Context) error {
 	}
 	if err := n.setupStreams(ctx); err != nil {
 		return err
+	}
+	if n.srv != nil {
+		if err := n.serveReadIndex(); err != nil {
+			return err
+		}
 	}
 	n.wg.Add(1)
 	go n.watchStreams()

@@ -569,7 +569,9 @@ var ErrNoMajority = errors.New("cluster: this node reaches no majority of the cl
 
 // Sync waits until the local replica has applied the latest record of key in its
 // stream (read-your-writes across nodes: a read after Sync sees every write
-// acknowledged before Sync began). Keys that never replicate return at once. A node
+// acknowledged before Sync began): it waits for the stream's last sequence, which one
+// request to the stream's leader gives to all the Syncs of the stream that began
+// before it was sent (lastSeq). Keys that never replicate return at once. A node
 // cut off from a majority refuses (ErrNoMajority) once its routes are down (see
 // docs/cluster.md for the window before).
 func (s *Store) Sync(ctx context.Context, key []byte) error {
@@ -588,7 +590,15 @@ func (s *Store) Sync(ctx context.Context, key []byte) error {
 	if err != nil {
 		return err
 	}
-	return s.syncKey(ctx, stream, key)
+	seq, err := s.lastSeq(ctx, stream)
+	if err != nil || seq == 0 {
+		return err
+	}
+	a, err := s.node.applierOf(stream)
+	if err != nil {
+		return err
+	}
+	return a.waitApplied(ctx, seq)
 }
 
 // syncKey waits until the local applier of stream reached key's latest sequence.
