@@ -283,3 +283,26 @@ func TestDatatypeTTL(t *testing.T) {
 		t.Errorf("key without TTL: %v %v", f, err)
 	}
 }
+
+// TestWalkDatatypeView: a datatype bucket's linkfun is given the data-type view.
+func TestWalkDatatypeView(t *testing.T) {
+	var seen []string
+	saw := linkFunc(func(_ context.Context, o *core.Object, _, _ string) ([]core.Link, error) {
+		seen = append(seen, o.Siblings[0].ContentType+" "+string(o.Siblings[0].Value))
+		return nil, nil
+	})
+	prov := &testProvider{mods: map[string]map[string]any{"lf": {"saw": saw}}}
+	s := newTestService(t, Config{Hooks: hooks.NewRegistry(prov)})
+	if err := s.CreateType(ctx, "sets", props(t, `{"datatype":"set","linkfun":{"mod":"lf","fun":"saw"}}`)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := dtUpdate(t, s, "sets", "k", `{"add":"x"}`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Walk(ctx, "sets", "b", "k", []WalkStep{{Bucket: WalkAny, Tag: WalkAny, Keep: true}}, WalkOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if want := `application/json {"type":"set","value":["x"]}`; len(seen) != 1 || seen[0] != want {
+		t.Errorf("linkfun saw %q, want [%q]", seen, want)
+	}
+}
