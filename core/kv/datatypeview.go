@@ -28,7 +28,8 @@ import (
 
 // DatatypeMetaName is the user-metadata name that marks the data-type view of a value:
 // its value is the type's name (counter, set, map, hll, gset). Hook ABIs show it as
-// X-Store-Meta-Datatype (X-Riak-Meta-Datatype in the riak dialect).
+// X-Store-Meta-Datatype (X-Riak-Meta-Datatype in the riak dialect); sdk/abi documents it
+// as UserMetaDatatype (a test keeps the two equal).
 const DatatypeMetaName = "Datatype"
 
 // datatypeCTPrefix starts the content type of every stored data type

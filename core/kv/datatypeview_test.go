@@ -10,6 +10,7 @@ import (
 	"github.com/cairnkv/cairn/core"
 	"github.com/cairnkv/cairn/core/datatype"
 	"github.com/cairnkv/cairn/core/hooks"
+	"github.com/cairnkv/cairn/sdk/abi"
 )
 
 // replaceWith is a precommit that replaces the object it is given by what edit makes of
@@ -208,6 +209,9 @@ func TestHookView(t *testing.T) {
 				t.Errorf("%s: sibling %d = %+v, want %+v", tc.name, i, g, w)
 			}
 		}
+	}
+	if DatatypeMetaName != abi.UserMetaDatatype {
+		t.Errorf("the view's marker %q is not the ABI's %q", DatatypeMetaName, abi.UserMetaDatatype)
 	}
 	if got, err := s.HookView(ctx, nil); got != nil || err != nil {
 		t.Errorf("HookView(nil) = %v, %v", got, err)
