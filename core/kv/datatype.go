@@ -30,6 +30,8 @@ type DatatypeResult struct {
 	Kind    datatype.Kind
 	Value   any    // Riak's JSON form
 	Context string // base64 causal context ("" for kinds without one)
+	// Expiry is when the key expires (its TTL runs out); zero when it never does.
+	Expiry time.Time
 }
 
 // resultOf describes v.
@@ -99,7 +101,9 @@ func (s *Service) DatatypeFetch(ctx context.Context, typ, bucket, key string, op
 	if err != nil {
 		return DatatypeResult{}, err
 	}
-	return resultOf(v), nil
+	res := resultOf(v)
+	res.Expiry = obj.Expiry
+	return res, nil
 }
 
 // DatatypeKind returns the kind of a datatype bucket (EINVALID for a bucket without
@@ -120,11 +124,14 @@ func (s *Service) datatypeProps(ctx context.Context, typ, bucket string) (*core.
 }
 
 // DatatypeUpdate applies op to the value stored under typ/bucket/key (an empty value
-// when there is none) and returns the new value. A remove of something absent is an
-// EPRECONDITION *core.Error with Riak's text, an operation out of bounds EINVALID. The
-// update goes through the ordinary write path (quorum checks, one conditional commit
-// retried on conflict, the object cache, hooks, statistics); a precommit hook sees the
-// stored form and may reject the update.
+// when there is none, or when the stored one has expired) and returns the new value. A
+// remove of something absent is an EPRECONDITION *core.Error with Riak's text, an
+// operation out of bounds EINVALID. The update goes through the ordinary write path
+// (quorum checks, one conditional commit retried on conflict, the object cache, hooks,
+// statistics) and gives the key the expiry opts.TTL asks for (the bucket's ttl without
+// one), as a PUT does. Precommit hooks see the new value's data-type view (see
+// DatatypeMetaName) and may reject the update, not change it; postcommit hooks see the
+// view of what was stored.
 func (s *Service) DatatypeUpdate(ctx context.Context, typ, bucket, key string, op datatype.Op, opts PutOptions) (DatatypeResult, error) {
 	start := time.Now()
 	p, k, err := s.datatypeProps(ctx, typ, bucket)
@@ -136,6 +143,10 @@ func (s *Service) DatatypeUpdate(ctx context.Context, typ, bucket, key string, o
 			"Invalid operation on datatype '%s'\n", k)}
 	}
 	if err := checkQuorum(p, opts.W, opts.DW, opts.PW); err != nil {
+		return DatatypeResult{}, err
+	}
+	ttl, err := writeTTL(p, opts.TTL)
+	if err != nil {
 		return DatatypeResult{}, err
 	}
 	var result datatype.Data
@@ -151,31 +162,44 @@ func (s *Service) DatatypeUpdate(ctx context.Context, typ, bucket, key string, o
 		if n := int64(len(sib.Value)); n > s.cfg.MaxValueSize {
 			return core.Sibling{}, nil, errTooLarge(n, s.cfg.MaxValueSize)
 		}
-		var clock []byte
-		if cur != nil {
-			clock = cur.VClock
-		}
-		if sib, err = s.runPrecommit(ctx, p, hooks.OpPut, typ, bucket, key, clock, sib); err != nil {
+		if err := s.datatypePrecommit(ctx, p, typ, bucket, key, cur, result); err != nil {
 			return core.Sibling{}, nil, err
 		}
-		final, err := datatype.Unmarshal(sib.Value)
-		if err != nil || sib.ContentType != DatatypeContentType(k) || final.Kind() != k {
-			return core.Sibling{}, nil, &core.Error{Code: core.EINTERNAL, Message: fmt.Sprintf(
-				"precommit hook replaced the %s by a value that is not one\n", k)}
-		}
-		result = final
 		return sib, keep, nil
 	}
 	sync := opts.DW.Resolve(p.NVal, p.DW) >= 1
-	obj, err := s.write(ctx, p, typ, bucket, key, nil, core.Sibling{}, sync, opts.Precondition, true, update)
+	obj, err := s.runWrite(ctx, writeOp{p: p, typ: typ, bucket: bucket, key: key, k: objectKey(typ, bucket, key),
+		sync: sync, pre: opts.Precondition, useStored: true, update: update, ttl: ttl})
 	if err != nil {
 		return DatatypeResult{}, err
 	}
-	s.queuePostcommit(p, hooks.OpPut, obj)
+	if view := s.postcommitView(p, obj, k); view != nil {
+		s.queuePostcommit(p, hooks.OpPut, view)
+	}
 	if s.cfg.Observer != nil {
 		s.cfg.Observer.RecordPut(time.Since(start), len(datatype.Marshal(result)))
 	}
-	return resultOf(result), nil
+	res := resultOf(result)
+	res.Expiry = obj.Expiry
+	return res, nil
+}
+
+// datatypePrecommit runs the bucket's precommit hooks on the data-type view of v, the
+// value an update of the stored object cur (nil: none) is about to write.
+func (s *Service) datatypePrecommit(ctx context.Context, p *core.BucketProps, typ, bucket, key string, cur *core.Object, v datatype.Data) error {
+	if len(p.Precommit) == 0 || s.cfg.Hooks == nil {
+		return nil
+	}
+	view, err := viewSibling(v)
+	if err != nil {
+		return err
+	}
+	var clock []byte
+	if cur != nil {
+		clock = cur.VClock
+	}
+	_, err = s.runPrecommitChain(ctx, p, hooks.OpPut, typ, bucket, key, clock, view, sameView(v.Kind()))
+	return err
 }
 
 // datatypeError turns a core/datatype error into the *core.Error the HTTP layer answers.

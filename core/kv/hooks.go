@@ -196,6 +196,19 @@ func hookName(spec core.HookSpec) string {
 func (s *Service) runPrecommit(ctx context.Context, p *core.BucketProps, op hooks.Op, typ, bucket, key string,
 	clock []byte, v core.Sibling) (core.Sibling, error) {
 	if len(p.Precommit) == 0 || s.cfg.Hooks == nil {
+		return v, nil // before the method value is made: a PUT without hooks pays nothing
+	}
+	return s.runPrecommitChain(ctx, p, op, typ, bucket, key, clock, v, s.replacement)
+}
+
+// replaceFunc judges a precommit hook's replacement r of the value orig it was given and
+// returns the sibling to go on with; its error completes "precommit hook M:F …".
+type replaceFunc func(r *core.Object, orig core.Sibling) (core.Sibling, error)
+
+// runPrecommitChain is runPrecommit with the judge of replacements given: replace.
+func (s *Service) runPrecommitChain(ctx context.Context, p *core.BucketProps, op hooks.Op, typ, bucket, key string,
+	clock []byte, v core.Sibling, replace replaceFunc) (core.Sibling, error) {
+	if len(p.Precommit) == 0 || s.cfg.Hooks == nil {
 		return v, nil
 	}
 	for _, spec := range p.Precommit {
@@ -231,11 +244,11 @@ func (s *Service) runPrecommit(ctx context.Context, p *core.BucketProps, op hook
 			return v, &core.Error{Code: core.EFORBIDDEN, Message: reason}
 		}
 		if verdict.Replace != nil && op == hooks.OpPut {
-			nv, err := s.replacement(verdict.Replace, v)
+			nv, err := replace(verdict.Replace, v)
 			if err != nil {
 				s.precommitFailed()
 				return v, &core.Error{Code: core.EINTERNAL, Message: fmt.Sprintf(
-					"precommit hook %s returned an invalid object: %v\n", hookName(spec), err)}
+					"precommit hook %s %v\n", hookName(spec), err)}
 			}
 			v = nv
 		}
@@ -254,6 +267,15 @@ func opMethod(op hooks.Op) string {
 // sibling to store. The place and clock stay the host's; the hook may change the value,
 // the content type and its parameters, user metadata, links and index entries.
 func (s *Service) replacement(o *core.Object, orig core.Sibling) (core.Sibling, error) {
+	v, err := s.checkReplacement(o, orig)
+	if err != nil {
+		return orig, fmt.Errorf("returned an invalid object: %w", err)
+	}
+	return v, nil
+}
+
+// checkReplacement is replacement without the error's context.
+func (s *Service) checkReplacement(o *core.Object, orig core.Sibling) (core.Sibling, error) {
 	if len(o.Siblings) == 0 {
 		return orig, errors.New("it has no value")
 	}

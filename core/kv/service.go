@@ -507,11 +507,9 @@ func (s *Service) Put(ctx context.Context, req *PutRequest) (*core.Object, error
 		return nil, err
 	}
 	sync := o.DW.Resolve(p.NVal, p.DW) >= 1
-	ttl := int64(p.TTL)
-	if o.TTL != nil {
-		if ttl = *o.TTL; ttl < 0 || ttl > MaxTTLSeconds {
-			return nil, &core.Error{Code: core.EINVALID, Message: fmt.Sprintf("Invalid TTL %d: must be whole seconds from 0 to %d.\n", ttl, MaxTTLSeconds)}
-		}
+	ttl, err := writeTTL(p, o.TTL)
+	if err != nil {
+		return nil, err
 	}
 	obj, err := s.writeTTL(ctx, p, req.Type, req.Bucket, req.Key, ctxClock, v, sync, o.Precondition, ttl)
 	if err != nil {
@@ -522,6 +520,18 @@ func (s *Service) Put(ctx context.Context, req *PutRequest) (*core.Object, error
 		s.cfg.Observer.RecordPut(time.Since(start), len(req.Value.Value))
 	}
 	return obj, nil
+}
+
+// writeTTL returns the time to live of an object written with the TTL opt asks for
+// (PutOptions.TTL): the bucket's ttl when it asks for none; EINVALID out of bounds.
+func writeTTL(p *core.BucketProps, opt *int64) (int64, error) {
+	if opt == nil {
+		return int64(p.TTL), nil
+	}
+	if ttl := *opt; ttl < 0 || ttl > MaxTTLSeconds {
+		return 0, &core.Error{Code: core.EINVALID, Message: fmt.Sprintf("Invalid TTL %d: must be whole seconds from 0 to %d.\n", ttl, MaxTTLSeconds)}
+	}
+	return *opt, nil
 }
 
 // decodeReceivedClock decodes the causal context a client sent and checks it against the

@@ -184,7 +184,7 @@ func (w *walker) targets(ctx context.Context, objs []*core.Object, st WalkStep, 
 }
 
 // links returns the links of o that match bucket and tag, from the linkfun of o's
-// bucket.
+// bucket (given the data-type view of a data type, see HookView).
 func (w *walker) links(ctx context.Context, o *core.Object, bucket, tag string) ([]core.Link, error) {
 	f, ok := w.funs[o.Bucket]
 	if !ok {
@@ -197,7 +197,11 @@ func (w *walker) links(ctx context.Context, o *core.Object, bucket, tag string) 
 	if f.impl == nil {
 		return o.MatchingLinks(bucket, tag), nil
 	}
-	links, err := f.impl.Links(ctx, o, bucket, tag)
+	view, err := w.s.HookView(ctx, o) // a data type's linkfun sees its view, as every hook does
+	if err != nil {
+		return nil, err
+	}
+	links, err := f.impl.Links(ctx, view, bucket, tag)
 	if err != nil {
 		var ce *hooks.CallError
 		if errors.As(err, &ce) {

@@ -81,12 +81,16 @@ func (a *API) getDatatype(w http.ResponseWriter, r *http.Request, l loc, k datat
 	if err != nil {
 		return err
 	}
-	return writeDatatype(w, http.StatusOK, res, includeCtx)
+	return writeDatatype(w, l.d, http.StatusOK, res, includeCtx)
 }
 
 // postDatatype parses the body for the bucket's kind and applies it: 204, or 200 with
 // the new value when returnbody=true; a keyless POST names the new key in Location.
 func (a *API) postDatatype(w http.ResponseWriter, r *http.Request, l loc, k datatype.Kind, p params, includeCtx bool) error {
+	ttl, err := requestTTL(r)
+	if err != nil {
+		return err
+	}
 	body, err := readBody(w, r, a.kv.MaxValueSize())
 	if err != nil {
 		return err
@@ -105,7 +109,7 @@ func (a *API) postDatatype(w http.ResponseWriter, r *http.Request, l loc, k data
 	}
 	ctx, cancel := p.context(r.Context())
 	defer cancel()
-	res, err := a.kv.DatatypeUpdate(ctx, l.typ, l.bucket, l.key, op, kv.PutOptions{W: p.w, DW: p.dw, PW: p.pw})
+	res, err := a.kv.DatatypeUpdate(ctx, l.typ, l.bucket, l.key, op, kv.PutOptions{W: p.w, DW: p.dw, PW: p.pw, TTL: ttl})
 	if err != nil {
 		return err
 	}
@@ -113,25 +117,17 @@ func (a *API) postDatatype(w http.ResponseWriter, r *http.Request, l loc, k data
 		writeEmpty(w, http.StatusNoContent, "application/json")
 		return nil
 	}
-	return writeDatatype(w, http.StatusOK, res, includeCtx)
+	return writeDatatype(w, l.d, http.StatusOK, res, includeCtx)
 }
 
 // writeDatatype writes {"type":…,"value":…,"context":…} (context only for the kinds
-// that have one, and only when asked).
-func writeDatatype(w http.ResponseWriter, status int, res kv.DatatypeResult, includeCtx bool) error {
-	var doc struct {
-		Type    string `json:"type"`
-		Value   any    `json:"value"`
-		Context string `json:"context,omitempty"`
-	}
-	doc.Type, doc.Value = res.Kind.String(), res.Value
-	if includeCtx {
-		doc.Context = res.Context
-	}
-	b, err := json.Marshal(doc)
+// that have one, and only when asked), with the TTL header of a key that expires.
+func writeDatatype(w http.ResponseWriter, d wire.Dialect, status int, res kv.DatatypeResult, includeCtx bool) error {
+	b, err := res.JSON(includeCtx)
 	if err != nil {
 		return err
 	}
+	ttlHeader(w.Header(), d, &core.Object{Expiry: res.Expiry})
 	_ = httpx.WriteFull(w, status, "application/json", b) // a failed write means the client left
 	return nil
 }

@@ -87,3 +87,78 @@ func TestDatatypesHTTP(t *testing.T) {
 		})
 	}
 }
+
+// TestDatatypeTTLHTTP: the TTL header (either dialect's name) on a datatype POST sets
+// the key's expiry, answered on GET and returnbody in the server's dialect; a bad TTL
+// gets the plain PUT's 400 and writes nothing; the bucket's ttl applies without the
+// header; an expired key reads 404 and the next update starts from an empty value.
+func TestDatatypeTTLHTTP(t *testing.T) {
+	t.Parallel()
+	for _, d := range []struct{ dialect, header, other string }{
+		{"store", "X-Store-Ttl", "X-Riak-Ttl"},
+		{"riak", "X-Riak-Ttl", "X-Store-Ttl"},
+	} {
+		t.Run(d.dialect, func(t *testing.T) {
+			t.Parallel()
+			cfg := coretest.Config(t)
+			cfg.Dialect = d.dialect
+			s := coretest.Start(t, cfg)
+			s.CreateType("counters", `{"datatype":"counter"}`)
+			s.CreateType("ttlsets", `{"datatype":"set","ttl":1}`)
+			do := func(method, path, body string, status int, h ...string) *coretest.Response {
+				t.Helper()
+				r := s.Do(t, method, path, append(coretest.Hdr{"Content-Type", "application/json"}, h...), body)
+				if r.StatusCode != status {
+					t.Fatalf("%s %s %s: want %d, got\n%s", method, path, body, status, r)
+				}
+				return r
+			}
+			const c = "/types/counters/buckets/b/datatypes/"
+			do("POST", c+"short", `5`, http.StatusNoContent, d.other, "1") // the other dialect's name is accepted
+			r := do("POST", c+"long?returnbody=true", `1`, http.StatusOK, d.header, "3600")
+			if r.Header.Get(d.header) != "3600" || r.Header.Get(d.other) != "" {
+				t.Fatalf("returnbody's TTL header:\n%s", r)
+			}
+			if r = do("GET", c+"long", "", http.StatusOK); r.Header.Get(d.header) != "3600" {
+				t.Fatalf("GET's TTL header:\n%s", r)
+			}
+			do("POST", c+"none", `1`, http.StatusNoContent)
+			if r = do("GET", c+"none", "", http.StatusOK); r.Header.Get(d.header)+r.Header.Get(d.other) != "" {
+				t.Fatalf("a key without TTL answered one:\n%s", r)
+			}
+			r = do("POST", "/types/counters/buckets/b/datatypes", `1`, http.StatusNoContent, d.header, "60")
+			if r = do("GET", r.Header.Get("Location"), "", http.StatusOK); r.Header.Get(d.header) != "60" {
+				t.Fatalf("a keyless POST's TTL:\n%s", r)
+			}
+			for _, bad := range []string{"-1", "1.5", "x", "315360001"} {
+				plain := s.Do(t, http.MethodPut, "/types/default/buckets/b/keys/k", coretest.Hdr{"Content-Type", "text/plain", d.header, bad}, "v")
+				r := do("POST", c+"bad", `1`, http.StatusBadRequest, d.header, bad)
+				if string(r.Body) != string(plain.Body) || !strings.HasPrefix(string(r.Body), "Invalid TTL") {
+					t.Fatalf("TTL %q: %q, want the plain PUT's %q", bad, r.Body, plain.Body)
+				}
+			}
+			do("GET", c+"bad", "", http.StatusNotFound)
+
+			do("POST", "/types/ttlsets/buckets/b/datatypes/s", `{"add":"a"}`, http.StatusNoContent)
+			if r = do("GET", "/types/ttlsets/buckets/b/datatypes/s", "", http.StatusOK); r.Header.Get(d.header) != "1" {
+				t.Fatalf("the bucket's ttl:\n%s", r)
+			}
+			coretest.WaitFor(t, "short and s to expire", func() bool {
+				return s.Do(t, "GET", c+"short", nil, "").StatusCode == http.StatusNotFound &&
+					s.Do(t, "GET", "/types/ttlsets/buckets/b/datatypes/s", nil, "").StatusCode == http.StatusNotFound
+			})
+			want := `{"type":"counter","error":"notfound"}`
+			if r = do("GET", c+"short", "", http.StatusNotFound); string(r.Body) != want {
+				t.Fatalf("expired counter: %q, want %q", r.Body, want)
+			}
+			do("POST", c+"short", `2`, http.StatusNoContent)
+			if r = do("GET", c+"short?include_context=false", "", http.StatusOK); string(r.Body) != `{"type":"counter","value":2}` {
+				t.Fatalf("update of an expired counter: %s", r.Body)
+			}
+			do("POST", "/types/ttlsets/buckets/b/datatypes/s", `{"add":"b"}`, http.StatusNoContent)
+			if r = do("GET", "/types/ttlsets/buckets/b/datatypes/s?include_context=false", "", http.StatusOK); string(r.Body) != `{"type":"set","value":["b"]}` {
+				t.Fatalf("update of an expired set: %s", r.Body)
+			}
+		})
+	}
+}

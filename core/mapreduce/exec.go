@@ -762,8 +762,9 @@ func (e *Execution) mapOne(ctx context.Context, st *stage, it item) ([]item, err
 }
 
 // fetch reads an input's object: nil when it does not exist (or its bucket type does
-// not). Deleted objects whose tombstone is still visible are returned as they are. The
-// job's CanRead is asked first.
+// not). Deleted objects whose tombstone is still visible are returned as they are; an
+// object of a datatype bucket as its data-type view (kv.Service.HookView). The job's
+// CanRead is asked first.
 func (e *Execution) fetch(ctx context.Context, in Input) (*core.Object, error) {
 	if e.job.CanRead != nil {
 		if err := e.job.CanRead(ctx, in.Type, in.Bucket); err != nil {
@@ -772,6 +773,9 @@ func (e *Execution) fetch(ctx context.Context, in Input) (*core.Object, error) {
 	}
 	// A job may read a whole bucket once: it uses the object cache but does not fill it.
 	o, err := e.s.kv.Get(ctx, in.Type, in.Bucket, in.Key, kv.GetOptions{NoCacheFill: true})
+	if err == nil {
+		o, err = e.s.kv.HookView(ctx, o)
+	}
 	switch {
 	case err == nil:
 		return o, nil

@@ -176,4 +176,11 @@ const (
 	MetaLastModifiedSuffix = "Last-Modified"
 	MetaUserSuffix         = "Meta"
 	MetaDeletedSuffix      = "Deleted"
+
+	// UserMetaDatatype is the user-metadata name (X-Store-Meta-Datatype, X-Riak-Meta-Datatype)
+	// that marks the data-type view of a key of a datatype bucket: its value names the type
+	// (counter, set, map, hll, gset) and the value is the type's JSON,
+	// {"type": T, "value": V}, as application/json. A precommit may accept or reject such a
+	// value, not replace it by a different one.
+	UserMetaDatatype = "Datatype"
 )
