@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -20,15 +22,37 @@ const clusterHTTPTimeout = 2 * time.Minute
 // maxClusterStatusBytes bounds the status body read.
 const maxClusterStatusBytes = 16 << 20
 
-// clusterCmd runs `cairn cluster status [--url URL] [--digest] [--json]`: the GET
-// /cluster of a running node, printed as a table (or as its JSON).
+// clusterUsage is the usage of `cairn cluster`.
+const clusterUsage = `usage: cairn cluster status [--url URL] [--digest] [--json]
+       cairn cluster members [--url URL] [admin key flags]
+       cairn cluster retire NODE [--wait SECONDS] [--url URL] [admin key flags]
+       cairn cluster forget NODE [--url URL] [admin key flags]
+
+status shows a running node's GET /cluster. members lists the cluster's servers;
+retire moves every stream replica held by NODE to the other servers (waiting up to
+--wait seconds, default 60; run it again to follow a move that takes longer); once
+retired, stop NODE, then forget removes it from the cluster. See docs/cluster.md.
+
+Admin key flags (members, retire, forget): --admin-key-id ID and --admin-key-secret
+SECRET (env CAIRN_ADMIN_KEY_ID, CAIRN_ADMIN_KEY_SECRET), or --data-dir DIR of the node
+asked (its admin-credentials.json).
+`
+
+// clusterCmd runs `cairn cluster status|members|retire|forget`.
 func clusterCmd(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) int {
-	usage := func() {
-		fmt.Fprint(stderr, "usage: cairn cluster status [--url URL] [--digest] [--json]\n")
-	}
-	if len(args) < 1 || args[0] != "status" {
-		usage()
+	usage := func() int {
+		fmt.Fprint(stderr, clusterUsage)
 		return 2
+	}
+	if len(args) < 1 {
+		return usage()
+	}
+	switch args[0] {
+	case "status":
+	case "members", "retire", "forget":
+		return clusterAdminCmd(ctx, args[0], args[1:], getenv, stdout, stderr)
+	default:
+		return usage()
 	}
 	fs := flag.NewFlagSet("cairn cluster status", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
@@ -36,8 +60,7 @@ func clusterCmd(ctx context.Context, args []string, getenv func(string) string, 
 	digest := fs.Bool("digest", false, "")
 	asJSON := fs.Bool("json", false, "")
 	if err := fs.Parse(args[1:]); err != nil || fs.NArg() > 0 {
-		usage()
-		return 2
+		return usage()
 	}
 	body, err := fetchClusterStatus(ctx, *baseURL, *digest)
 	if err != nil {
@@ -54,6 +77,73 @@ func clusterCmd(ctx context.Context, args []string, getenv func(string) string, 
 		return 1
 	}
 	printClusterStatus(stdout, st)
+	return 0
+}
+
+// clusterAdminCmd runs `cairn cluster members|retire|forget`, clients of the node's
+// /admin/cluster routes.
+func clusterAdminCmd(ctx context.Context, sub string, args []string, getenv func(string) string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("cairn cluster "+sub, flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	baseURL := fs.String("url", envOr(getenv, "CAIRN_URL", "http://127.0.0.1:8098"), "")
+	keyID := fs.String("admin-key-id", getenv("CAIRN_ADMIN_KEY_ID"), "")
+	keySecret := fs.String("admin-key-secret", getenv("CAIRN_ADMIN_KEY_SECRET"), "")
+	dataDir := fs.String("data-dir", envOr(getenv, "CAIRN_DATA_DIR", "./data"), "")
+	wait := fs.Int("wait", 60, "")
+	usageErr := func(msg string) int {
+		fmt.Fprintf(stderr, "cairn cluster %s: %s\n%s", sub, msg, clusterUsage)
+		return 2
+	}
+	pos, err := parseInterspersed(fs, args)
+	switch {
+	case err != nil:
+		return usageErr(err.Error())
+	case sub == "members" && len(pos) != 0, sub != "members" && len(pos) != 1:
+		return usageErr("wrong number of arguments")
+	case *wait < 0 || *wait > 600:
+		return usageErr("--wait must be from 0 to 600 seconds")
+	case (*keyID == "") != (*keySecret == ""):
+		return usageErr("give both --admin-key-id and --admin-key-secret, or neither")
+	}
+	c, err := newAdminClient(*baseURL, *keyID, *keySecret, *dataDir)
+	if err != nil {
+		fmt.Fprintf(stderr, "cairn: %v\n", err)
+		return 1
+	}
+	c.http.Timeout = time.Duration(*wait)*time.Second + clusterHTTPTimeout
+	var resp *http.Response
+	switch sub {
+	case "members":
+		resp, err = c.do(ctx, http.MethodGet, "/admin/cluster/members", nil, nil, http.StatusOK)
+	case "retire":
+		resp, err = c.do(ctx, http.MethodPost, "/admin/cluster/retire/"+url.PathEscape(pos[0])+"?wait="+strconv.Itoa(*wait), nil, nil,
+			http.StatusOK, http.StatusAccepted)
+	case "forget":
+		resp, err = c.do(ctx, http.MethodPost, "/admin/cluster/forget/"+url.PathEscape(pos[0]), nil, nil, http.StatusNoContent)
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "cairn: cluster %s: %v\n", sub, err)
+		return 1
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, maxClusterStatusBytes))
+	if err != nil {
+		fmt.Fprintf(stderr, "cairn: cluster %s: %v\n", sub, err)
+		return 1
+	}
+	switch {
+	case sub == "forget":
+		fmt.Fprintf(stdout, "%s removed from the cluster\n", pos[0])
+	case sub == "retire" && resp.StatusCode == http.StatusAccepted:
+		fmt.Fprintf(stdout, "%s\nstill moving: run `cairn cluster retire %s` again to follow it\n", strings.TrimSpace(string(body)), pos[0])
+		return 3
+	case sub == "retire":
+		fmt.Fprintf(stdout, "%s\n%s holds no stream replica: stop it, then run `cairn cluster forget %s` on another node\n",
+			strings.TrimSpace(string(body)), pos[0], pos[0])
+	default:
+		_, _ = stdout.Write(body)
+		fmt.Fprintln(stdout)
+	}
 	return 0
 }
 

@@ -107,22 +107,11 @@ func startClusterSpec(t testing.TB, spec clusterSpec) *testCluster {
 	}
 	for i := 0; i < spec.n; i++ {
 		h := hostOf(i)
-		kv := net.JoinHostPort(h, strconv.Itoa(ports[3*i+1]))
-		s3 := net.JoinHostPort(h, strconv.Itoa(ports[3*i+2]))
-		name := fmt.Sprintf("n%d", i+1)
-		dir := privateTempDir(t)
-		argv := append([]string{"serve", "--data-dir", dir, "--kv-listen", kv, "--s3-listen", s3,
-			"--cluster-name", c.name, "--node-name", name, "--cluster-listen", routes[i],
-			"--cluster-peers", strings.Join(routes, ","),
-			"--cluster-partitions", strconv.Itoa(clusterPartitions)}, spec.args...)
-		o := serverOpts{raw: true, process: true, dataDir: dir, args: argv, startTimeout: clusterStartTimeout}
+		var wrap []string
 		if spec.wrap != nil {
-			o.wrap = spec.wrap(i)
+			wrap = spec.wrap(i)
 		}
-		c.nodes = append(c.nodes, &clusterNode{
-			child: &child{t: t, opts: o, DataDir: dir},
-			name:  name, route: routes[i], kvURL: "http://" + kv, s3URL: "http://" + s3,
-		})
+		c.nodes = append(c.nodes, c.newNode(fmt.Sprintf("n%d", i+1), h, routes[i], ports[3*i+1], ports[3*i+2], routes, spec.args, wrap))
 	}
 	errs := make([]error, spec.n)
 	var wg sync.WaitGroup
@@ -148,6 +137,42 @@ func startClusterSpec(t testing.TB, spec clusterSpec) *testCluster {
 		c.waitCaughtUp(nd, 60*time.Second)
 	}
 	return c
+}
+
+// newNode returns (not started) the node name of c on host, with its routes on route
+// and the given peers.
+func (c *testCluster) newNode(name, host, route string, kvPort, s3Port int, peers, args, wrap []string) *clusterNode {
+	kv := net.JoinHostPort(host, strconv.Itoa(kvPort))
+	s3 := net.JoinHostPort(host, strconv.Itoa(s3Port))
+	dir := privateTempDir(c.t)
+	argv := append([]string{"serve", "--data-dir", dir, "--kv-listen", kv, "--s3-listen", s3,
+		"--cluster-name", c.name, "--node-name", name, "--cluster-listen", route,
+		"--cluster-peers", strings.Join(peers, ","),
+		"--cluster-partitions", strconv.Itoa(clusterPartitions)}, args...)
+	o := serverOpts{raw: true, process: true, dataDir: dir, args: argv, startTimeout: clusterStartTimeout, wrap: wrap}
+	return &clusterNode{
+		child: &child{t: c.t, opts: o, DataDir: dir},
+		name:  name, route: route, kvURL: "http://" + kv, s3URL: "http://" + s3,
+	}
+}
+
+// addNode starts one more node (on loopback), its peers the routes of c's nodes and
+// its own, and waits until it is caught up.
+func (c *testCluster) addNode(name string, args ...string) *clusterNode {
+	c.t.Helper()
+	ports := freePorts(c.t, 3)
+	route := net.JoinHostPort("127.0.0.1", strconv.Itoa(ports[0]))
+	peers := []string{route}
+	for _, nd := range c.nodes {
+		peers = append(peers, nd.route)
+	}
+	nd := c.newNode(name, "127.0.0.1", route, ports[1], ports[2], peers, args, nil)
+	if err := nd.start(); err != nil {
+		c.t.Fatalf("starting cluster node %s: %v", name, err)
+	}
+	c.nodes = append(c.nodes, nd)
+	c.waitCaughtUp(nd, 60*time.Second)
+	return nd
 }
 
 // freePorts reserves n distinct free loopback ports (all held open together, then

@@ -91,6 +91,8 @@ func usage(w io.Writer) {
                           manage the object-storage interface's users (admin key)
   cairn cluster status [--url URL] [--digest] [--json]
                           a cluster node's view: servers, streams, leaders, apply lag
+  cairn cluster members | retire NODE [--wait S] | forget NODE [--url URL]
+                          list the cluster's servers, move a server's replicas away, remove it (admin key)
   cairn hook call FILE.wasm FUNCTION [--point P] < INPUT.json   run a WebAssembly hook locally
   cairn version           print the version (also: cairn --version)
   cairn help              print this list (also: cairn -h, cairn --help)

@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
@@ -24,13 +25,16 @@ import (
 // existing NATS), its connection, the streams' appliers into the local DB and the
 // replicated Store.
 type Node struct {
-	cfg      Config
-	log      *slog.Logger
-	local    *storage.DB
-	srv      *server.Server // nil with NATSURLs
-	nc       *nats.Conn
-	js       jetstream.JetStream
-	servers  int // JetStream servers replicas are clamped to
+	cfg     Config
+	log     *slog.Logger
+	local   *storage.DB
+	srv     *server.Server // nil with NATSURLs
+	nc      *nats.Conn
+	js      jetstream.JetStream
+	servers int // JetStream servers replicas are clamped to
+	// members is the size of JetStream's meta group as watchStreams last counted it
+	// (0 until then): servers added or forgotten since the start change it.
+	members  atomic.Int32
 	store    *Store
 	ctx      context.Context // ends at Close: the appliers' and the watcher's
 	stop     context.CancelFunc
@@ -130,13 +134,17 @@ func (n *Node) connect() error {
 		return err
 	}
 	n.srv, n.servers = srv, n.cfg.servers()
-	nc, err := nats.Connect("", nats.InProcessServer(srv), name, nats.Token(n.token), nats.MaxReconnects(-1))
+	nc, err := nats.Connect("", nats.InProcessServer(srv), name, nats.UserInfo(appUser, n.token), nats.MaxReconnects(-1))
 	if err != nil {
 		return fmt.Errorf("cluster: connect in-process: %w", err)
 	}
 	n.nc = nc
 	return nil
 }
+
+// appUser is the embedded server's user of Cairn's own connection (password: the
+// node's token).
+const appUser = "cairn"
 
 // Route liveness: see startServer.
 const (
@@ -154,17 +162,25 @@ func (n *Node) startServer() (*server.Server, error) {
 		routes = append(routes, "nats-route://"+p)
 	}
 	// The server's routing starts only after its client listener, so it has one: on a
-	// random loopback port, behind a token drawn at random at each start that only this
-	// process knows (Cairn itself connects in-process).
+	// random loopback port, behind a password drawn at random at each start that only
+	// this process knows (Cairn itself connects in-process). Two users: Cairn's own, in
+	// the global account (which alone has JetStream, as before there were users), and
+	// a system-account one for the membership requests (membership.go).
+	sys := server.NewAccount(server.DEFAULT_SYSTEM_ACCOUNT)
 	opts := &server.Options{
 		ServerName:    n.cfg.NodeName,
 		Host:          "127.0.0.1",
 		Port:          server.RANDOM_PORT,
-		Authorization: n.token,
-		JetStream:     true,
-		StoreDir:      filepath.Join(n.cfg.DataDir, NATSDir),
-		MaxPayload:    maxPayload,
-		NoSigs:        true,
+		Accounts:      []*server.Account{sys},
+		SystemAccount: server.DEFAULT_SYSTEM_ACCOUNT,
+		Users: []*server.User{
+			{Username: appUser, Password: n.token},
+			{Username: sysUser, Password: n.token, Account: sys},
+		},
+		JetStream:  true,
+		StoreDir:   filepath.Join(n.cfg.DataDir, NATSDir),
+		MaxPayload: maxPayload,
+		NoSigs:     true,
 		Cluster: server.ClusterOpts{
 			Name: n.cfg.Name,
 			Host: host,
@@ -462,7 +478,21 @@ func (n *Node) watchStreams() {
 		if err := n.attachAll(n.ctx); err != nil && n.ctx.Err() == nil {
 			n.log.Warn("cluster: look for new streams", "err", err)
 		}
+		if n.srv != nil && n.servers > 1 {
+			if ms, err := n.Members(); err == nil {
+				n.members.Store(int32(len(ms)))
+			}
+		}
 	}
+}
+
+// clusterSize is the number of servers of the cluster: the meta group's, once
+// counted, else the configured peers'.
+func (n *Node) clusterSize() int {
+	if m := int(n.members.Load()); m > 0 {
+		return m
+	}
+	return n.servers
 }
 
 // attach starts the applier of s unless it runs.
@@ -522,6 +552,9 @@ func (n *Node) Replicas() int { return n.clamp(3) }
 
 // Name returns the node's name.
 func (n *Node) Name() string { return n.cfg.NodeName }
+
+// Embedded reports whether the node runs its own NATS server (not --nats-url).
+func (n *Node) Embedded() bool { return n.srv != nil }
 
 // Close stops the appliers, drains the connection, shuts the embedded server down and
 // closes the local DB. It is idempotent.

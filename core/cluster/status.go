@@ -87,6 +87,13 @@ func (n *Node) Status(ctx context.Context, digest bool) (Status, error) {
 			s.LastSeen = active.Round(time.Millisecond).String()
 		}
 	}
+	// Every server of the meta group, also those that hold no stream replica (a node
+	// just added, or one retired): up when current in the group.
+	if ms, err := n.Members(); err == nil && n.srv != nil && n.servers > 1 {
+		for _, m := range ms {
+			seen(m.Name, m.Current && !m.Offline, 0)
+		}
+	}
 	for _, a := range appliers {
 		ss := n.streamStatus(ctx, a, seen)
 		if digest {
@@ -249,7 +256,7 @@ type StreamMetrics struct {
 func (s *Store) Metrics() Metrics {
 	n := s.node
 	m := Metrics{Commits: s.commits.Load(), Conflicts: s.conflicts.Load(), Unknown: s.unknown.Load(),
-		Applied: s.applied.Load(), Servers: n.servers}
+		Applied: s.applied.Load(), Servers: n.clusterSize()}
 	if n.srv != nil {
 		m.ServersReached = n.srv.NumRemotes() + 1
 	}

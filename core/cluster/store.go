@@ -635,8 +635,9 @@ func (n *Node) checkMajority() error {
 	if n.srv == nil || n.servers <= 1 {
 		return nil
 	}
-	if reached := n.srv.NumRemotes() + 1; reached < n.servers/2+1 {
-		return fmt.Errorf("cluster: sync: routes to %d of %d servers: %w", reached-1, n.servers-1, ErrNoMajority)
+	size := n.clusterSize()
+	if reached := n.srv.NumRemotes() + 1; reached < size/2+1 {
+		return fmt.Errorf("cluster: sync: routes to %d of %d servers: %w", reached-1, size-1, ErrNoMajority)
 	}
 	return nil
 }

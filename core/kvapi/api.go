@@ -51,6 +51,9 @@ type Config struct {
 	RequireAuth bool
 	// Cluster, if set (cluster mode), serves the node's cluster status at /cluster.
 	Cluster ClusterStatusFunc
+	// Membership, if set (cluster mode with an embedded NATS server), serves the
+	// admin routes that list, retire and forget the cluster's servers.
+	Membership ClusterMembership
 	// AllowInsecure lets RequireAuth accept credentials over plain HTTP; without it a
 	// request that is not over TLS is refused with 426.
 	AllowInsecure bool
@@ -209,6 +212,12 @@ func (a *API) routes(r *mux.Router) {
 	a.route(r, a.statsResource(), 0, "/stats", false)
 	if a.cfg.Cluster != nil {
 		a.route(r, a.clusterResource(), 0, "/cluster", true) // left out of the / listing
+	}
+	if a.cfg.Membership != nil {
+		// The server's name travels as the key slot of the location.
+		a.route(r, a.clusterMembersResource(), 0, "/admin/cluster/members", true)
+		a.route(r, a.clusterRetireResource(), 0, "/admin/cluster/retire/{key}", true)
+		a.route(r, a.clusterForgetResource(), 0, "/admin/cluster/forget/{key}", true)
 	}
 	a.route(r, a.pingResource(), 0, "/ping", false)
 	if a.cfg.Metrics != nil {

@@ -2,10 +2,13 @@ package server
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"path/filepath"
+	"strings"
 
+	"github.com/cairnkv/cairn/core"
 	"github.com/cairnkv/cairn/core/cluster"
 	"github.com/cairnkv/cairn/core/kv"
 	"github.com/cairnkv/cairn/core/kvapi"
@@ -65,3 +68,53 @@ func (s *Server) clusterStatus() kvapi.ClusterStatusFunc {
 
 // Cluster returns the cluster node (nil standalone).
 func (s *Server) Cluster() *cluster.Node { return s.node }
+
+// clusterMembership returns the membership routes' provider (nil standalone or with
+// an external NATS, whose own tools manage its servers).
+func (s *Server) clusterMembership() kvapi.ClusterMembership {
+	if s.node == nil || !s.node.Embedded() {
+		return nil
+	}
+	return membership{s.node}
+}
+
+// membership adapts a cluster node to kvapi.ClusterMembership, its errors to
+// *core.Error codes.
+type membership struct{ n *cluster.Node }
+
+func (m membership) Members() (any, error) {
+	ms, err := m.n.Members()
+	return ms, membershipError(err)
+}
+
+func (m membership) Retire(ctx context.Context, node string) (any, bool, error) {
+	st, err := m.n.Retire(ctx, node)
+	return st, st.Done, membershipError(err)
+}
+
+func (m membership) Forget(ctx context.Context, node string) error {
+	return membershipError(m.n.Forget(ctx, node))
+}
+
+// membershipError gives a membership error the code the interfaces answer it with:
+// an unknown server 404, a refused change 409 (the message says why), other
+// failures stay as they are (500, logged).
+func membershipError(err error) error {
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, cluster.ErrUnknownServer):
+		return fmt.Errorf("%w (%w)", &core.Error{Code: core.ENOTFOUND, Message: "No such server in the cluster\n"}, err)
+	case errors.Is(err, cluster.ErrMembershipConflict):
+		return fmt.Errorf("%w (%w)", &core.Error{Code: core.ECONFLICT, Message: conflictMessage(err)}, err)
+	}
+	return err
+}
+
+// conflictMessage is the client-facing text of a refused membership change: the
+// error's own text without the package prefixes and the sentinel's.
+func conflictMessage(err error) string {
+	msg := strings.TrimSuffix(err.Error(), ": "+cluster.ErrMembershipConflict.Error())
+	msg = strings.TrimPrefix(msg, "cluster: ")
+	return strings.ToUpper(msg[:1]) + msg[1:] + "\n"
+}

@@ -156,7 +156,7 @@ func New(cfg Config, version string, log *slog.Logger) (*Server, error) {
 		MaxJobsPerClient: cfg.MapReduceMaxJobsPerClient})
 	api := kvapi.New(svc, kvapi.Config{Dialect: d, Version: version, Stats: st.Report, Logger: log,
 		Metrics: promhttp.HandlerFor(st.Prometheus(), promhttp.HandlerOpts{}),
-		Modules: mods, AdminCheck: cred.Matches, MapReduce: mr, Cluster: s.clusterStatus(),
+		Modules: mods, AdminCheck: cred.Matches, MapReduce: mr, Cluster: s.clusterStatus(), Membership: s.clusterMembership(),
 		Guard: s.kvGuard(cred), RequireAuth: cfg.KVAuth, AllowInsecure: cfg.KVAuthAllowInsecure})
 	s.handler = httpx.Chain(api.Handler(),
 		httpx.RequestID,
