@@ -19,7 +19,7 @@ import (
 )
 
 // services starts a kv.Service on every node of c.
-func services(t *testing.T, c *clustertest.Cluster) []*kv.Service {
+func services(t testing.TB, c *clustertest.Cluster) []*kv.Service {
 	t.Helper()
 	var out []*kv.Service
 	for i := range c.Len() {

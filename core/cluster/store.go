@@ -216,7 +216,7 @@ func (s *Store) Commit(ctx context.Context, b *storage.Batch, sync bool) error {
 
 // keyStream returns the stream of a replicated key: the one its side entry names
 // (a key stays where it was first written), else by placement (and n_val).
-func (s *Store) keyStream(snap *storage.Snapshot, key []byte) (streamRef, sideEntry, error) {
+func (s *Store) keyStream(snap getter, key []byte) (streamRef, sideEntry, error) {
 	var e sideEntry
 	v, err := snap.Get(sideKey(key))
 	switch {
@@ -240,6 +240,29 @@ func (s *Store) keyStream(snap *storage.Snapshot, key []byte) (streamRef, sideEn
 		nval = (*fn)(key)
 	}
 	return partitionStream(partitionOf(key, s.node.cfg.Partitions), s.node.clamp(nval)), e, nil
+}
+
+// getter reads a key: the local DB or one of its snapshots.
+type getter interface {
+	Get(key []byte) ([]byte, error)
+}
+
+// Owns reports whether this node should do the background work on key (reap it,
+// expire it): whether its embedded server leads the key's stream now, so that one node
+// of the cluster does it instead of every node racing to. A node alone, a key that
+// never replicates, and a node on an external NATS (which cannot tell) own every key.
+// It implements storage.Owner.
+func (s *Store) Owns(key []byte) bool {
+	n := s.node
+	if placeOf(key) == placeLocal || n.srv == nil || n.servers <= 1 {
+		return true
+	}
+	stream, _, err := s.keyStream(s.local, key)
+	if err != nil {
+		return true // the work's own commit is conditional: at worst a conflict
+	}
+	acc := n.srv.GlobalAccount()
+	return acc != nil && n.srv.JetStreamIsStreamLeader(acc.Name, stream.name())
 }
 
 // pubMsg is one message of a commit.
@@ -642,4 +665,8 @@ func (n *Node) checkMajority() error {
 	return nil
 }
 
-var _ storage.Store = (*Store)(nil)
+var (
+	_ storage.Store     = (*Store)(nil)
+	_ storage.Freshener = (*Store)(nil)
+	_ storage.Owner     = (*Store)(nil)
+)

@@ -46,7 +46,17 @@ func (s *Service) reapLoop() {
 	}
 }
 
-// ReapDue removes every tombstone whose visibility window has passed. The background
+// maxReapScan bounds the due entries one pass reads, those other nodes reap included.
+const maxReapScan = 100_000
+
+// owns reports whether this node does the background work on the object key k: always
+// standalone; in a cluster when it leads the key's stream (storage.Owner).
+func (s *Service) owns(k []byte) bool {
+	return s.owner == nil || s.owner.Owns(k)
+}
+
+// ReapDue removes every tombstone whose visibility window has passed (in a cluster,
+// those of the keys this node owns: see storage.Owner). The background
 // reaper calls it periodically; tests may call it directly.
 func (s *Service) ReapDue() error {
 	now := s.now()
@@ -57,12 +67,15 @@ func (s *Service) ReapDue() error {
 		typ, bucket, key string
 	}
 	var list []due
-	for it.Next() && len(list) < 10_000 {
+	for scanned := 0; scanned < maxReapScan && len(list) < 10_000 && it.Next(); scanned++ {
 		_, typ, bucket, key, err := storage.DecodeReapKey(it.Key())
 		if err != nil {
 			// A malformed entry cannot name an object: drop it.
 			list = append(list, due{entry: append([]byte(nil), it.Key()...)})
 			continue
+		}
+		if !s.owns(objectKey(string(typ), string(bucket), string(key))) {
+			continue // another node reaps it; its delete removes this entry when applied
 		}
 		list = append(list, due{entry: append([]byte(nil), it.Key()...), typ: string(typ), bucket: string(bucket), key: string(key)})
 	}

@@ -80,6 +80,9 @@ type Service struct {
 	db storage.Store
 	// fresh is db when it is a replicated store with a lagging local replica.
 	fresh  storage.Freshener
+	// owner is db when it is a replicated store whose background work on a key is one
+	// node's (storage.Owner); nil: this node does all of it.
+	owner storage.Owner
 	cfg    Config
 	nodeID string
 	now    func() time.Time
@@ -157,8 +160,9 @@ func New(db storage.Store, cfg Config) (*Service, error) {
 		cfg.Now = time.Now
 	}
 	fresh, _ := db.(storage.Freshener)
+	owner, _ := db.(storage.Owner)
 	s := &Service{
-		db: db, fresh: fresh, cfg: cfg, now: cfg.Now, log: cfg.Logger,
+		db: db, fresh: fresh, owner: owner, cfg: cfg, now: cfg.Now, log: cfg.Logger,
 		seed:       maphash.MakeSeed(),
 		cache:      newObjectCache(cfg.ObjectCacheSize),
 		propsCache: map[propsKey]*core.BucketProps{},

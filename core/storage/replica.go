@@ -117,3 +117,13 @@ func (db *DB) CheckDerive(ops []Op) error {
 type Freshener interface {
 	Sync(ctx context.Context, key []byte) error
 }
+
+// Owner is implemented by replicated stores whose background work on a key (reaping
+// a tombstone, expiring an object) should be done by one node at a time: Owns reports
+// whether this node is the one for key now (in a cluster, the node leading the key's
+// stream). The work's commits stay conditional, so an owner that changes meanwhile
+// costs a conflict, never a wrong result; work a node does not own waits for the
+// owner. *DB does not implement it: it owns every key.
+type Owner interface {
+	Owns(key []byte) bool
+}
