@@ -79,10 +79,10 @@ type Observer interface {
 type Service struct {
 	db storage.Store
 	// fresh is db when it is a replicated store with a lagging local replica.
-	fresh  storage.Freshener
+	fresh storage.Freshener
 	// owner is db when it is a replicated store whose background work on a key is one
 	// node's (storage.Owner); nil: this node does all of it.
-	owner storage.Owner
+	owner  storage.Owner
 	cfg    Config
 	nodeID string
 	now    func() time.Time
