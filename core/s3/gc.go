@@ -113,7 +113,7 @@ func (c *collector) collect() error {
 	c.mu.Lock()
 	c.passes++
 	c.mu.Unlock()
-	prefix := storage.KeyString(storage.TagS3, "g")
+	prefix := garbageTable
 	from := prefix
 	for {
 		it := c.s.db.Iterate(from, storage.PrefixEnd(prefix))
@@ -122,7 +122,9 @@ func (c *collector) collect() error {
 		for len(ids) < gcBatch && it.Next() {
 			last = append(last[:0], it.Key()...)
 			_, comps, err := storage.DecodeKey(it.Key())
-			if err == nil && len(comps) == 2 {
+			// In a cluster the node that owns the record collects it (storage.Owner):
+			// the others leave it, and its delete, when applied, removes it here too.
+			if err == nil && len(comps) == 2 && (c.s.owner == nil || c.s.owner.Owns(it.Key())) {
 				ids = append(ids, comps[1])
 			}
 		}

@@ -96,9 +96,12 @@ type Config struct {
 // writers from conflicting with one another. The caches follow the store's change
 // notifications.
 type Service struct {
-	db  storage.Store
-	cfg Config
-	log *slog.Logger
+	db storage.Store
+	// owner is db when it is a replicated store whose background work on a key is one
+	// node's (storage.Owner); nil: this node does all of it.
+	owner storage.Owner
+	cfg   Config
+	log   *slog.Logger
 	// unsubscribe stops the change notifications that keep the caches coherent.
 	unsubscribe func()
 
@@ -171,6 +174,7 @@ func New(db storage.Store, cfg Config) (*Service, error) {
 	}
 	s := &Service{db: db, cfg: cfg, log: cfg.Logger, seed: maphash.MakeSeed(),
 		readers: map[string]int{}, deferred: map[string]bool{}}
+	s.owner, _ = db.(storage.Owner)
 	s.users.init()
 	s.buckets.m = map[string]cachedBucket{}
 	n, err := s.recoverWrites()
@@ -183,21 +187,21 @@ func New(db storage.Store, cfg Config) (*Service, error) {
 	case n > 0:
 		s.log.Info("s3: collecting the chunks of interrupted writes", "writes", n)
 	}
-	s.unsubscribe = db.Subscribe(s.observe)
 	s.gc = startCollector(s)
+	s.unsubscribe = db.Subscribe(s.observe)
 	return s, nil
 }
 
 // Close stops the collector (work left is resumed at the next start) and the change
 // notifications.
 func (s *Service) Close() error {
+	if s.unsubscribe != nil { // first: observe wakes the collector
+		s.unsubscribe()
+		s.unsubscribe = nil
+	}
 	if s.gc != nil {
 		s.gc.close()
 		s.gc = nil
-	}
-	if s.unsubscribe != nil {
-		s.unsubscribe()
-		s.unsubscribe = nil
 	}
 	return nil
 }
@@ -206,9 +210,12 @@ func (s *Service) Close() error {
 var (
 	bucketTable = storage.KeyString(storage.TagS3, "b")
 	userTable   = storage.KeyString(storage.TagS3, "u")
+	// garbageTable holds the "g" records of the collector (gc.go).
+	garbageTable = storage.KeyString(storage.TagS3, "g")
 )
 
-// observe drops the cached records that a commit changed, whoever made it. It runs
+// observe drops the cached records that a commit changed, whoever made it, and wakes
+// the collector for garbage records in a cluster. It runs
 // in the store's commit path, for every commit: it only compares prefixes, and decodes
 // the keys of the two cached tables.
 func (s *Service) observe(changes []storage.Change) {
@@ -219,6 +226,11 @@ func (s *Service) observe(changes []storage.Change) {
 			cache = s.buckets.drop
 		case bytes.HasPrefix(c.Key, userTable):
 			cache = s.users.drop
+		case s.owner != nil && bytes.HasPrefix(c.Key, garbageTable):
+			// In a cluster another node's write may have queued garbage this node
+			// owns (storage.Owner): its collector looks.
+			s.gc.wake()
+			continue
 		default:
 			continue
 		}
