@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/cairnkv/cairn/core/cluster"
 	"github.com/cairnkv/cairn/core/kv"
 	"github.com/cairnkv/cairn/core/s3"
 	"github.com/cairnkv/cairn/core/server"
@@ -112,6 +113,11 @@ func check(args []string, getenv func(string) string, stdout, stderr io.Writer) 
 			return 1
 		}
 		blobs = b
+	}
+	if _, err := os.Stat(filepath.Join(*dataDir, cluster.NATSDir)); err == nil && blobs == nil {
+		// A cluster node's S3 bytes are in JetStream (the CAIRN_BLOBS stream), which
+		// only a running cluster serves: the S3 tables are checked, not the bytes.
+		fmt.Fprintf(stdout, "cairn: %s is a cluster node's replica: its S3 object bytes are in the cluster's JetStream and are not checked\n", *dataDir)
 	}
 	rep, err := s3.Check(db, blobs)
 	if err != nil {

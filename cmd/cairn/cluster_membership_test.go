@@ -41,8 +41,16 @@ func TestClusterAddAndRetire(t *testing.T) {
 	admin := func(nd *clusterNode, args ...string) (int, string, string) {
 		return runCairn(t, serverOpts{args: append(append([]string{"cluster"}, args...), "--url", nd.kvURL, "--data-dir", nd.DataDir)})
 	}
-	if code, out, errOut := admin(n2, "members"); code != 0 || !strings.Contains(out, `"n4"`) || !strings.Contains(out, `"n1"`) {
-		t.Fatalf("cairn cluster members: %d\n%s\n%s", code, out, errOut)
+	// The meta group learns of the new server within moments.
+	for deadline := time.Now().Add(20 * time.Second); ; {
+		code, out, errOut := admin(n2, "members")
+		if code == 0 && strings.Contains(out, `"n4"`) && strings.Contains(out, `"n1"`) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("cairn cluster members: %d\n%s\n%s", code, out, errOut)
+		}
+		time.Sleep(250 * time.Millisecond)
 	}
 	if code, _, errOut := admin(n2, "retire", "nobody"); code != 1 || !strings.Contains(errOut, "No such server") {
 		t.Fatalf("retire an unknown server: %d %s", code, errOut)
@@ -68,9 +76,13 @@ func TestClusterAddAndRetire(t *testing.T) {
 		t.Fatalf("forget a running server: %d %s", code, errOut)
 	}
 
-	// Stopped, then forgotten.
+	// Stopped, then forgotten. Its replica checks consistent offline.
 	n1.Stop()
 	c.nodes = c.nodes[1:]
+	if code, out, errOut := runCairn(t, serverOpts{args: []string{"check", "--data-dir", n1.DataDir}}); code != 0 ||
+		!strings.Contains(out, "is a cluster node's replica") || !strings.Contains(out, "is consistent") {
+		t.Fatalf("cairn check on the retired node's data directory: %d\n%s\n%s", code, out, errOut)
+	}
 	deadline := time.Now().Add(30 * time.Second)
 	for {
 		code, _, errOut := admin(n2, "forget", "n1")
