@@ -334,7 +334,10 @@ func queueExtent(batch *storage.Batch, e Extent) {
 // (InvalidPart), and all but the last at least MinPartSize (EntityTooSmall). Parts not
 // named are collected. The object's ETag is the MD5 of the parts' binary MD5s, "-", and
 // the number of parts. No data is copied: the manifest names the parts' data.
-func (s *Service) CompleteUpload(ctx context.Context, r Requester, bucket, key, uploadID string, want []CompletePart) (*Manifest, error) {
+func (s *Service) CompleteUpload(ctx context.Context, r Requester, bucket, key, uploadID string, want []CompletePart, conds WriteConditions) (*Manifest, error) {
+	if err := conds.validate(); err != nil {
+		return nil, err
+	}
 	if _, err := s.writableBucket(ctx, r, bucket, ActionPutObject, key); err != nil {
 		return nil, err
 	}
@@ -362,7 +365,7 @@ func (s *Service) CompleteUpload(ctx context.Context, r Requester, bucket, key, 
 		if err != nil {
 			return err
 		}
-		m, err = s.completeIn(t, u, want)
+		m, err = s.completeIn(t, u, want, conds)
 		return err
 	})
 	if err != nil {
@@ -375,7 +378,7 @@ func (s *Service) CompleteUpload(ctx context.Context, r Requester, bucket, key, 
 // completeIn adds to t the completion of upload u with the parts want (read in t: the
 // upload record, which a part commit rewrites, is a condition of the commit) and
 // returns the new object's manifest.
-func (s *Service) completeIn(t *txn, u *Upload, want []CompletePart) (*Manifest, error) {
+func (s *Service) completeIn(t *txn, u *Upload, want []CompletePart, conds WriteConditions) (*Manifest, error) {
 	have, _, err := s.parts(u.ID, 0, 0)
 	if err != nil {
 		return nil, err
@@ -432,7 +435,7 @@ func (s *Service) completeIn(t *txn, u *Upload, want []CompletePart) (*Manifest,
 			queueExtent(&t.b, p.Extent)
 		}
 	}
-	if _, err := s.switchManifest(t, u.Bucket, u.Key, v); err != nil {
+	if _, err := s.switchManifest(t, u.Bucket, u.Key, v, conds); err != nil {
 		return nil, err
 	}
 	return m, nil

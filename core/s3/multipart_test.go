@@ -78,14 +78,14 @@ func testMultipart(t *testing.T, kind blobKind) {
 		{[]CompletePart{cp(1, p1.ETag), cp(2, p2.ETag), cp(4, "")}, InvalidPart},
 		{nil, MalformedXML},
 	} {
-		_, err := s.CompleteUpload(ctx, alice, "mpb", "obj", u.ID, c.parts)
+		_, err := s.CompleteUpload(ctx, alice, "mpb", "obj", u.ID, c.parts, WriteConditions{})
 		wantCode(t, err, c.code)
 	}
 	p3small := part(5, []byte("ab"))
-	_, err = s.CompleteUpload(ctx, alice, "mpb", "obj", u.ID, []CompletePart{cp(1, p1.ETag), cp(3, p3.ETag), cp(5, p3small.ETag)})
+	_, err = s.CompleteUpload(ctx, alice, "mpb", "obj", u.ID, []CompletePart{cp(1, p1.ETag), cp(3, p3.ETag), cp(5, p3small.ETag)}, WriteConditions{})
 	wantCode(t, err, EntityTooSmall)
 
-	m, err := s.CompleteUpload(ctx, alice, "mpb", "obj", u.ID, []CompletePart{cp(1, p1.ETag), cp(2, p2.ETag), cp(3, p3.ETag)})
+	m, err := s.CompleteUpload(ctx, alice, "mpb", "obj", u.ID, []CompletePart{cp(1, p1.ETag), cp(2, p2.ETag), cp(3, p3.ETag)}, WriteConditions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -115,7 +115,7 @@ func testMultipart(t *testing.T, kind blobKind) {
 		}
 	}
 	o.Close()
-	_, err = s.CompleteUpload(ctx, alice, "mpb", "obj", u.ID, []CompletePart{cp(1, p1.ETag)})
+	_, err = s.CompleteUpload(ctx, alice, "mpb", "obj", u.ID, []CompletePart{cp(1, p1.ETag)}, WriteConditions{})
 	wantCode(t, err, NoSuchUpload)
 
 	// Abort: parts go; the upload is gone.
@@ -220,7 +220,7 @@ func TestCopy(t *testing.T) {
 			}
 			_, err = s.CopyPart(ctx, alice, "src", "k", "src", "assembled", u.ID, 3, 60, 20, nil)
 			wantCode(t, err, InvalidArgument)
-			if _, err := s.CompleteUpload(ctx, alice, "src", "assembled", u.ID, []CompletePart{{Number: 1, ETag: p1.ETag}, {Number: 2, ETag: p2.ETag}}); err != nil {
+			if _, err := s.CompleteUpload(ctx, alice, "src", "assembled", u.ID, []CompletePart{{Number: 1, ETag: p1.ETag}, {Number: 2, ETag: p2.ETag}}, WriteConditions{}); err != nil {
 				t.Fatal(err)
 			}
 			if got := read(t, s, alice, "src", "assembled"); !bytes.Equal(got, append(bytes.Clone(data[10:40]), data...)) {
@@ -312,7 +312,7 @@ func TestRetriedCompletion(t *testing.T) {
 			}
 			want = append(want, CompletePart{Number: i, ETag: `"` + p.ETag + `"`})
 		}
-		m, err := s.CompleteUpload(ctx, alice, "retried", key, u.ID, want)
+		m, err := s.CompleteUpload(ctx, alice, "retried", key, u.ID, want, WriteConditions{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -335,7 +335,7 @@ func TestRetriedCompletion(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			m, err := s.CompleteUpload(ctx, alice, "retried", tt.key, tt.id, tt.want)
+			m, err := s.CompleteUpload(ctx, alice, "retried", tt.key, tt.id, tt.want, WriteConditions{})
 			if !tt.ok {
 				wantCode(t, err, NoSuchUpload)
 				return
@@ -349,13 +349,13 @@ func TestRetriedCompletion(t *testing.T) {
 	if err := s.expireCompleted(context.Background(), time.Now().Add(-time.Minute)); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.CompleteUpload(ctx, alice, "retried", "k", id, want); err != nil {
+	if _, err := s.CompleteUpload(ctx, alice, "retried", "k", id, want, WriteConditions{}); err != nil {
 		t.Fatalf("a fresh record was swept: %v", err)
 	}
 	if err := s.expireCompleted(context.Background(), time.Now().Add(time.Minute)); err != nil {
 		t.Fatal(err)
 	}
-	_, err := s.CompleteUpload(ctx, alice, "retried", "k", id, want)
+	_, err := s.CompleteUpload(ctx, alice, "retried", "k", id, want, WriteConditions{})
 	wantCode(t, err, NoSuchUpload)
 	if it := db.IteratePrefix(storage.KeyString(storage.TagS3, "mc")); it.Next() {
 		t.Errorf("a completion record is left after the sweep: %q", it.Key())
@@ -366,6 +366,6 @@ func TestRetriedCompletion(t *testing.T) {
 	// A record older than the TTL does not answer even before the sweep.
 	id2, want2 := complete("k2", 1)
 	s.cfg.UploadTTL = time.Nanosecond
-	_, err = s.CompleteUpload(ctx, alice, "retried", "k2", id2, want2)
+	_, err = s.CompleteUpload(ctx, alice, "retried", "k2", id2, want2, WriteConditions{})
 	wantCode(t, err, NoSuchUpload)
 }

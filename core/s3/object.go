@@ -41,6 +41,8 @@ type PutInput struct {
 	// Canned names the canned ACL ("" is private).
 	ACL    *ACL
 	Canned string
+	// Conditions, when set, are the write's preconditions on the key's current version.
+	Conditions WriteConditions
 }
 
 // writeRecord is the value of a "w" record: a multi-chunk write in progress.
@@ -123,6 +125,9 @@ func (s *Service) PutObject(ctx context.Context, r Requester, bucket, key string
 	if err := checkMeta(in.Meta); err != nil {
 		return nil, err
 	}
+	if err := in.Conditions.validate(); err != nil {
+		return nil, err
+	}
 	b, err := s.writableBucket(ctx, r, bucket, ActionPutObject, key)
 	if err != nil {
 		return nil, err
@@ -132,6 +137,9 @@ func (s *Service) PutObject(ctx context.Context, r Requester, bucket, key string
 	if err != nil {
 		return nil, err
 	}
+	if err := s.precheck(bucket, key, in.Conditions); err != nil {
+		return nil, err // refused before the body is stored; the commit checks again
+	}
 	data := new(writes)
 	ext, sum, err := s.storeData(ctx, in, data, writeRecord{Bucket: bucket, Key: key})
 	if err != nil {
@@ -139,11 +147,28 @@ func (s *Service) PutObject(ctx context.Context, r Requester, bucket, key string
 	}
 	m := &Manifest{UUID: ext.ID, Size: in.Size, ChunkSize: ext.ChunkSize, Blob: ext.Blob, ETag: hex.EncodeToString(sum),
 		ContentType: in.ContentType, Meta: in.Meta, Headers: in.Headers, Owner: owner, ACL: acl}
-	if err := s.commit(ctx, bucket, key, m, data); err != nil {
+	if err := s.commit(ctx, bucket, key, m, data, in.Conditions); err != nil {
 		s.abandonExtent(ext, in.Size)
 		return nil, err
 	}
 	return m, nil
+}
+
+// precheck evaluates conds against the key's current version as stored now: a write
+// bound to fail is refused before its body is stored. The commit checks them again,
+// atomically.
+func (s *Service) precheck(bucket, key string, conds WriteConditions) error {
+	if conds == (WriteConditions{}) {
+		return nil
+	}
+	old, err := s.manifest(s.db.Get, bucket, key)
+	switch {
+	case IsCode(err, NoSuchKey):
+		old = nil
+	case err != nil:
+		return err
+	}
+	return conds.check(old)
 }
 
 // newObjectACL is the ACL of a new object written by owner into bucket b: in.ACL with
@@ -305,7 +330,7 @@ func (s *Service) writeChunks(ctx context.Context, id []byte, in PutInput, commi
 // batch that also queues the chunks of the version it replaces for collection (see
 // switchManifest). The bucket and key locks only keep this service's writers from
 // conflicting; the conditions keep any other writer's version from being lost.
-func (s *Service) commit(ctx context.Context, bucket, key string, m *Manifest, data *writes) error {
+func (s *Service) commit(ctx context.Context, bucket, key string, m *Manifest, data *writes, conds WriteConditions) error {
 	m.LastModified = time.Now().UTC().Truncate(time.Millisecond)
 	v, err := json.Marshal(m)
 	if err != nil {
@@ -320,7 +345,7 @@ func (s *Service) commit(ctx context.Context, bucket, key string, m *Manifest, d
 	err = s.update(ctx, "commit "+bucket+"/"+key, func(t *txn) error {
 		data.addTo(&t.b)
 		var err error
-		replaced, err = s.switchManifest(t, bucket, key, v)
+		replaced, err = s.switchManifest(t, bucket, key, v, conds)
 		return err
 	})
 	if err != nil {
@@ -334,18 +359,26 @@ func (s *Service) commit(ctx context.Context, bucket, key string, m *Manifest, d
 
 // switchManifest adds to t the switch of bucket/key to the encoded manifest v: the
 // bucket must exist (NoSuchBucket: deleted while the data was arriving) and stay as
-// read, the key's current version (read in t) has its data queued for collection. It
+// read, the key's current version (read in t) must meet conds and has its data queued
+// for collection. It
 // reports whether a version was replaced.
-func (s *Service) switchManifest(t *txn, bucket, key string, v []byte) (bool, error) {
+func (s *Service) switchManifest(t *txn, bucket, key string, v []byte, conds WriteConditions) (bool, error) {
 	if _, err := s.bucketIn(t, bucket); err != nil {
 		return false, err
 	}
 	old, err := s.manifest(t.get, bucket, key)
 	switch {
 	case err == nil:
-		queueGarbage(&t.b, old)
-	case !IsCode(err, NoSuchKey):
+	case IsCode(err, NoSuchKey):
+		old = nil
+	default:
 		return false, err
+	}
+	if err := conds.check(old); err != nil {
+		return false, err
+	}
+	if old != nil {
+		queueGarbage(&t.b, old)
 	}
 	t.b.Put(objectKey(bucket, key), v)
 	return old != nil, nil

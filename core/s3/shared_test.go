@@ -244,7 +244,7 @@ func TestSharedStorePartsAndCompletion(t *testing.T) {
 			a, b, alice, u := newSharedUpload(t, kind)
 			p1, p2 := part(t, a, alice, u.ID, 1, '1'), part(t, b, alice, u.ID, 2, '2')
 			overtake(t, a, "complete mpb/obj", func() { part(t, b, alice, u.ID, 3, '3') })
-			m, err := a.CompleteUpload(ctx, alice, "mpb", "obj", u.ID, []CompletePart{{Number: 1, ETag: p1.ETag}, {Number: 2, ETag: p2.ETag}})
+			m, err := a.CompleteUpload(ctx, alice, "mpb", "obj", u.ID, []CompletePart{{Number: 1, ETag: p1.ETag}, {Number: 2, ETag: p2.ETag}}, WriteConditions{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -256,7 +256,7 @@ func TestSharedStorePartsAndCompletion(t *testing.T) {
 			a, b, alice, u := newSharedUpload(t, kind)
 			p1 := part(t, a, alice, u.ID, 1, '1')
 			overtake(t, a, "commit part", func() {
-				if _, err := b.CompleteUpload(ctx, alice, "mpb", "obj", u.ID, []CompletePart{{Number: 1, ETag: p1.ETag}}); err != nil {
+				if _, err := b.CompleteUpload(ctx, alice, "mpb", "obj", u.ID, []CompletePart{{Number: 1, ETag: p1.ETag}}, WriteConditions{}); err != nil {
 					t.Error(err)
 				}
 			})
@@ -279,7 +279,7 @@ func TestSharedStorePartsAndCompletion(t *testing.T) {
 				}()
 			}
 			wg.Wait()
-			if _, err := b.CompleteUpload(ctx, alice, "mpb", "obj", u.ID, parts); err != nil {
+			if _, err := b.CompleteUpload(ctx, alice, "mpb", "obj", u.ID, parts, WriteConditions{}); err != nil {
 				t.Fatal(err)
 			}
 			var want []byte

@@ -126,7 +126,7 @@ func (c *call) completeUpload(uploadID string) {
 		c.fail(err)
 		return
 	}
-	m, err := c.a.svc.CompleteUpload(c.r.Context(), c.who, c.bucket, c.key, uploadID, parts)
+	m, err := c.a.svc.CompleteUpload(c.r.Context(), c.who, c.bucket, c.key, uploadID, parts, c.writeConditions())
 	if err != nil {
 		c.fail(err)
 		return

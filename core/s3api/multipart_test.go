@@ -510,3 +510,36 @@ func TestUploadPartStreaming(t *testing.T) {
 	}
 	e.must(204, mpReq{method: "DELETE", path: "/bkt/k", query: "uploadId=" + id, as: e.alice})
 }
+
+// TestConditionalWritesHTTP: PUT and multipart completion with If-None-Match "*" and
+// If-Match answer as S3: 412 PreconditionFailed, 404 NoSuchKey, 501 for If-None-Match
+// with an ETag; a completion refused leaves the upload to complete or abort.
+func TestConditionalWritesHTTP(t *testing.T) {
+	e := newMPEnv(t)
+	e.bucket("bkt", e.alice)
+	cond := func(h ...string) map[string]string {
+		m := map[string]string{}
+		for i := 0; i+1 < len(h); i += 2 {
+			m[h[i]] = h[i+1]
+		}
+		return m
+	}
+	r := e.must(200, mpReq{method: "PUT", path: "/bkt/k", body: "one", as: e.alice, header: cond("If-None-Match", "*")})
+	etag := r.header.Get("ETag")
+	e.mustErr(412, s3.PreconditionFailed, mpReq{method: "PUT", path: "/bkt/k", body: "two", as: e.alice, header: cond("If-None-Match", "*")})
+	e.mustErr(501, s3.NotImplemented, mpReq{method: "PUT", path: "/bkt/k", body: "two", as: e.alice, header: cond("If-None-Match", etag)})
+	e.mustErr(412, s3.PreconditionFailed, mpReq{method: "PUT", path: "/bkt/k", body: "two", as: e.alice, header: cond("If-Match", `"00"`)})
+	e.mustErr(404, s3.NoSuchKey, mpReq{method: "PUT", path: "/bkt/nope", body: "two", as: e.alice, header: cond("If-Match", etag)})
+	e.must(200, mpReq{method: "PUT", path: "/bkt/k", body: "two", as: e.alice, header: cond("If-Match", etag)})
+
+	id := e.initiate("/bkt/k", e.alice)
+	e.put("/bkt/k?partNumber=1&uploadId="+id, "part", e.alice)
+	body := completeBody([2]string{"1", `"` + md5hex("part") + `"`})
+	e.mustErr(412, s3.PreconditionFailed, mpReq{method: "POST", path: "/bkt/k", query: "uploadId=" + id, body: body, as: e.alice,
+		header: cond("If-None-Match", "*")})
+	e.must(200, mpReq{method: "POST", path: "/bkt/k", query: "uploadId=" + id, body: body, as: e.alice,
+		header: cond("If-Match", `"`+md5hex("two")+`"`)})
+	if r := e.must(200, mpReq{method: "GET", path: "/bkt/k", as: e.alice}); r.body != "part" {
+		t.Fatalf("after the conditional completion: %q", r.body)
+	}
+}

@@ -70,6 +70,12 @@ func (c *call) serveObject() {
 	}
 }
 
+// writeConditions are the request's conditions on the key's current version
+// (If-Match, If-None-Match: S3's conditional writes).
+func (c *call) writeConditions() s3.WriteConditions {
+	return s3.WriteConditions{IfMatch: c.r.Header.Get("If-Match"), IfNoneMatch: c.r.Header.Get("If-None-Match")}
+}
+
 // putObject stores the request body. Every check that needs only the headers runs
 // before the body is read, so a refused "Expect: 100-continue" upload is never sent.
 func (c *call) putObject() {
@@ -85,6 +91,7 @@ func (c *call) putObject() {
 		return
 	}
 	in.Body, in.Size, in.MD5 = data.Body, data.Size, data.MD5
+	in.Conditions = c.writeConditions()
 	m, err := c.a.svc.PutObject(r.Context(), c.who, c.bucket, c.key, in)
 	if err != nil {
 		c.fail(err)

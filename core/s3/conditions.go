@@ -1,0 +1,57 @@
+package s3
+
+import "strings"
+
+// WriteConditions are a write's preconditions on the key's current version (S3's
+// conditional writes, on PUT and on multipart completion): IfNoneMatch "*" writes only
+// if the key has no current version; IfMatch writes only over the current version
+// with that ETag (quoted or not; "*": any current version). They are checked in the
+// write's own conditional commit, so that of racing writers exactly the ones whose
+// condition held when they committed succeed: of 32 racing creates, one.
+type WriteConditions struct {
+	IfMatch, IfNoneMatch string
+}
+
+// validate refuses what S3 does not implement: If-None-Match on a write takes "*" only.
+func (c WriteConditions) validate() error {
+	if c.IfNoneMatch != "" && c.IfNoneMatch != "*" {
+		return Errorf(NotImplemented, "A header you provided implies functionality that is not implemented")
+	}
+	return nil
+}
+
+// check evaluates c against the key's current version old (nil: none): 412
+// PreconditionFailed when a condition does not hold, 404 NoSuchKey for If-Match on a
+// key without a current version, as S3 answers.
+func (c WriteConditions) check(old *Manifest) error {
+	if c.IfNoneMatch == "*" && old != nil {
+		return errPreconditionFailed
+	}
+	if c.IfMatch == "" {
+		return nil
+	}
+	if old == nil {
+		return Errorf(NoSuchKey, "The specified key does not exist.")
+	}
+	if c.IfMatch != "*" && !etagIn(c.IfMatch, old.ETag) {
+		return errPreconditionFailed
+	}
+	return nil
+}
+
+// etagIn reports whether etag (unquoted) is in list, a comma-separated list of
+// ETags, each quoted or not (weak ones never match a write's condition).
+func etagIn(list, etag string) bool {
+	for v := range strings.SplitSeq(list, ",") {
+		if v = strings.TrimSpace(v); strings.HasPrefix(v, "W/") {
+			continue
+		}
+		if strings.Trim(v, `"`) == etag {
+			return true
+		}
+	}
+	return false
+}
+
+// errPreconditionFailed is S3's answer to a write whose condition did not hold.
+var errPreconditionFailed = Errorf(PreconditionFailed, "At least one of the pre-conditions you specified did not hold")
