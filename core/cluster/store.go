@@ -379,7 +379,7 @@ func (s *Store) commitReplicated(ctx context.Context, repl []storage.Op, conds [
 		}
 		// Stored by the quorum, not yet visible here: the caller cannot tell the client
 		// it is readable on this node.
-		return fmt.Errorf("cluster: commit to %s acknowledged: %w (%v)", stream.name(), ErrOutcomeUnknown, err)
+		return fmt.Errorf("cluster: commit to %s acknowledged: %w (%s)", stream.name(), ErrOutcomeUnknown, err.Error())
 	}
 	return nil
 }
@@ -437,9 +437,9 @@ func publishWith(ctx context.Context, s publisher, stream streamRef, msgs []pubM
 	case mayBeStored && (unanswered(err) || isWrongSequence(err)):
 		// Not %w: the cause must not read as a conflict (isWrongSequence) or as the
 		// caller's own deadline.
-		return 0, fmt.Errorf("%w (last attempt: %v)", ErrOutcomeUnknown, err)
+		return 0, fmt.Errorf("%w (last attempt: %s)", ErrOutcomeUnknown, err.Error())
 	case unanswered(err):
-		return 0, fmt.Errorf("%w (last attempt: %v)", ErrNoLeader, err)
+		return 0, fmt.Errorf("%w (last attempt: %s)", ErrNoLeader, err.Error())
 	}
 	return 0, err
 }
