@@ -30,9 +30,9 @@ func TestS3UnservedSubResources(t *testing.T) {
 	c.put(t, "unserved", "obj", "the body")
 	bucketOnly := []string{"accelerate", "analytics", "cors", "encryption", "intelligent-tiering", "inventory",
 		"lifecycle", "logging", "metadataTable", "metrics", "notification", "object-lock", "ownershipControls",
-		"policyStatus", "publicAccessBlock", "replication", "requestPayment", "tagging", "versions", "website"}
+		"publicAccessBlock", "replication", "requestPayment", "tagging", "versions", "website"}
 	objectOnly := []string{"attributes", "legal-hold", "restore", "retention", "select", "tagging", "torrent",
-		"renameObject", "location", "policy", "versioning", "delete", "versionId=3HL4kqtJlcpXroDTDmJ"}
+		"renameObject", "location", "policy", "policyStatus", "versioning", "delete", "versionId=3HL4kqtJlcpXroDTDmJ"}
 	type target struct {
 		key  string
 		subs []string

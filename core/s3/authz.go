@@ -13,6 +13,7 @@ const (
 	ActionPutBucketACL               = "s3:PutBucketAcl"
 	ActionGetBucketLocation          = "s3:GetBucketLocation"
 	ActionGetBucketPolicy            = "s3:GetBucketPolicy"
+	ActionGetBucketPolicyStatus      = "s3:GetBucketPolicyStatus"
 	ActionPutBucketPolicy            = "s3:PutBucketPolicy"
 	ActionDeleteBucketPolicy         = "s3:DeleteBucketPolicy"
 	ActionAbortMultipartUpload       = "s3:AbortMultipartUpload"

@@ -270,7 +270,7 @@ func (c *call) routeName() string {
 
 // subResources are the query parameters that select a sub-resource rather than the
 // bucket or object itself.
-var subResources = []string{"acl", "location", "versioning", "uploads", "uploadId", "partNumber", "policy",
+var subResources = []string{"acl", "location", "versioning", "uploads", "uploadId", "partNumber", "policy", "policyStatus",
 	"delete", "versionId", "logging", "notification", "requestPayment", "torrent", "website", "lifecycle",
 	"cors", "tagging", "restore", "versions"}
 

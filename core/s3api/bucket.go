@@ -60,6 +60,8 @@ func (c *call) serveBucket() {
 				return
 			}
 			c.writeXML([]byte(s3xml.Header + `<VersioningConfiguration xmlns="http://s3.amazonaws.com/doc/2006-03-01/"/>`))
+		case c.has("policyStatus"):
+			c.getBucketPolicyStatus()
 		case c.has("policy"):
 			c.getBucketPolicy()
 		case c.has("uploads"):
@@ -75,6 +77,8 @@ func (c *call) serveBucket() {
 		c.ok()
 	case http.MethodPut:
 		switch {
+		case c.has("policyStatus"):
+			c.methodNotAllowed()
 		case c.has("acl"):
 			c.putBucketACL()
 		case c.has("policy"):
@@ -85,7 +89,7 @@ func (c *call) serveBucket() {
 			c.createBucket()
 		}
 	case http.MethodDelete:
-		if c.has("policy") {
+		if c.has("policy") && !c.has("policyStatus") {
 			c.deleteBucketPolicy()
 			return
 		}

@@ -6,10 +6,12 @@ import (
 	"encoding/base64"
 	"io"
 	"net/http"
+	"strconv"
 	"strings"
 
 	"github.com/cairnkv/cairn/core/httpx"
 	"github.com/cairnkv/cairn/core/s3"
+	"github.com/cairnkv/cairn/core/s3api/s3xml"
 )
 
 // getBucketPolicy answers GET /?policy: the policy document as JSON.
@@ -20,6 +22,18 @@ func (c *call) getBucketPolicy() {
 		return
 	}
 	_ = httpx.WriteFull(c.w, http.StatusOK, "application/json", doc) // a failed write means the client left
+}
+
+// getBucketPolicyStatus answers GET /?policyStatus: whether the bucket's policy makes
+// it public.
+func (c *call) getBucketPolicyStatus() {
+	public, err := c.a.svc.BucketPolicyStatus(c.r.Context(), c.who, c.bucket)
+	if err != nil {
+		c.fail(err)
+		return
+	}
+	c.writeXML([]byte(s3xml.Header + `<PolicyStatus xmlns="http://s3.amazonaws.com/doc/2006-03-01/"><IsPublic>` +
+		strconv.FormatBool(public) + `</IsPublic></PolicyStatus>`))
 }
 
 // putBucketPolicy answers PUT /?policy: the body (at most s3.MaxPolicySize bytes, and

@@ -24,6 +24,8 @@ func TestUnserved(t *testing.T) {
 		{"GET", "", "location", "", ""},
 		{"GET", "", "versioning", "", ""},
 		{"GET", "", "tagging", "", "?tagging"},
+		{"GET", "", "policyStatus", "", ""},
+		{"GET", "k", "policyStatus", "", "?policyStatus"},
 		{"POST", "", "delete", "", ""},
 		{"POST", "k", "delete", "", "?delete"},
 		{"PUT", "k", "uploadId=u&partNumber=1", "", ""},
