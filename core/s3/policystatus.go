@@ -17,7 +17,7 @@ func (p *Policy) IsPublic() bool {
 		return false
 	}
 	for _, st := range p.statements {
-		if st.deny || !(st.everyone || st.notPrincipal) {
+		if st.deny || (!st.everyone && !st.notPrincipal) {
 			continue
 		}
 		if !restricted(st.conds) {
