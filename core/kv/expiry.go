@@ -201,9 +201,12 @@ func (s *Service) ExpiredReaped() (total, lastMinute int64) {
 	return s.expiry.total.Load(), s.expiry.lastMinute(s.now())
 }
 
-// dueExpiry is one expiry-index entry that is due.
+// dueExpiry is one expiry-index entry that is due: the entry, the expiry it is
+// ordered by and the object it names (k nil for a malformed entry, which names none).
 type dueExpiry struct {
 	entry            []byte
+	expiry           int64
+	k                []byte // the object's key
 	typ, bucket, key string
 }
 
@@ -255,9 +258,10 @@ func (s *Service) dueExpiries(from []byte, now time.Time) ([]dueExpiry, error) {
 			continue
 		}
 		e := dueExpiry{entry: append([]byte(nil), it.Key()...)}
-		// A malformed entry cannot name an object: it is dropped (empty names).
-		if _, typ, bucket, key, err := storage.DecodeExpiryKey(it.Key()); err == nil {
-			e.typ, e.bucket, e.key = string(typ), string(bucket), string(key)
+		// A malformed entry cannot name an object: it is dropped (k nil).
+		if exp, typ, bucket, key, err := storage.DecodeExpiryKey(it.Key()); err == nil {
+			e.expiry, e.typ, e.bucket, e.key = exp, string(typ), string(bucket), string(key)
+			e.k = objectKey(e.typ, e.bucket, e.key)
 		}
 		list = append(list, e)
 	}
@@ -276,8 +280,9 @@ func (s *Service) dueExpiries(from []byte, now time.Time) ([]dueExpiry, error) {
 func (s *Service) reapExpiredBatch(ctx context.Context, due []dueExpiry, now time.Time) (int, error) {
 	var b storage.Batch
 	n := 0
+	deleting := make(map[string]struct{}, len(due)) // the objects b deletes
 	for _, e := range due {
-		ok, err := s.addExpiredDelete(ctx, &b, e, now)
+		ok, err := s.addExpiredDelete(ctx, &b, e, now, deleting)
 		if err != nil {
 			return 0, err
 		}
@@ -297,7 +302,7 @@ func (s *Service) reapExpiredBatch(ctx context.Context, due []dueExpiry, now tim
 	n = 0
 	for _, e := range due {
 		var one storage.Batch
-		ok, err := s.addExpiredDelete(ctx, &one, e, now)
+		ok, err := s.addExpiredDelete(ctx, &one, e, now, nil)
 		if err != nil {
 			return n, err
 		}
@@ -312,23 +317,44 @@ func (s *Service) reapExpiredBatch(ctx context.Context, due []dueExpiry, now tim
 	return n, nil
 }
 
-// addExpiredDelete adds to b the removal of e's entry and, if the object it names has
-// expired at now, the conditional delete of the object (its derived postings and
-// entries go with it). It reports whether the object is deleted.
-func (s *Service) addExpiredDelete(ctx context.Context, b *storage.Batch, e dueExpiry, now time.Time) (bool, error) {
-	b.Delete(e.entry)
-	if e.bucket == "" && e.key == "" {
+// addExpiredDelete adds to b the removal of e: if the object e names has expired at
+// now, its delete, conditional on the revision read (a rewrite meanwhile wins), and
+// otherwise the removal of the entry alone. It reports whether the object is deleted.
+//
+// It reads the record's header only (its expiry), from the store rather than the
+// object cache: the item read is stamped (storage.Batch.RequireItem), so the commit
+// settles the condition without reading the record again and derives the deletes of
+// the postings and of the expiry entry from the value read. The entry is deleted
+// explicitly only when it is not the record's own (one an older build left), which
+// the derived writes would not remove. deleting, when not nil, holds the objects b
+// already deletes (two entries may name one object): e's object is then not deleted
+// twice, and e is added to it.
+func (s *Service) addExpiredDelete(ctx context.Context, b *storage.Batch, e dueExpiry, now time.Time, deleting map[string]struct{}) (bool, error) {
+	if _, dup := deleting[string(e.k)]; e.k == nil || dup {
+		b.Delete(e.entry)
 		return false, nil
 	}
-	k := objectKey(e.typ, e.bucket, e.key)
-	r, read, err := s.readForWrite(ctx, k, false)
+	it, err := s.db.Read(ctx, e.k)
 	if err != nil {
 		return false, fmt.Errorf("kv: reap expired %s/%s: %w", e.bucket, e.key, err)
 	}
-	if r == nil || !expiredAt(r.expiry, now) {
+	var expiry int64
+	if it.Value != nil {
+		if expiry, err = recordExpiry(it.Value); err != nil {
+			return false, fmt.Errorf("kv: reap expired %s/%s: %w", e.bucket, e.key, err)
+		}
+	}
+	if !expiredAt(expiry, now) {
+		b.Delete(e.entry)
 		return false, nil
 	}
-	b.RequireItem(k, read)
-	b.Delete(k)
+	b.RequireItem(e.k, it)
+	b.Delete(e.k)
+	if expiry != e.expiry {
+		b.Delete(e.entry)
+	}
+	if deleting != nil {
+		deleting[string(e.k)] = struct{}{}
+	}
 	return true, nil
 }

@@ -1,8 +1,10 @@
 package kv
 
 import (
+	"context"
 	"math/rand/v2"
 	"os"
+	"runtime/pprof"
 	"slices"
 	"strconv"
 	"sync"
@@ -58,18 +60,23 @@ func benchEnvInt(name string, def int) int {
 //
 // On a shared machine the rate of one run swings widely, so the two loads alternate,
 // CAIRN_TTL_ROUNDS times (default 3), and the medians are reported, with their ratio
-// (ttl/none, the target ≥ 0.8) and the worst round's reaper figures.
+// (ttl/none, the target ≥ 0.8) and the worst round's reaper figures. Because
+// the CPU the process gets also swings, each load's operations per CPU-second of the
+// whole process (reaper, compactions and GC included) are measured too, and their
+// ratio reported (ratio-cpu): what the load costs with expiry against without, however
+// much CPU the machine gave each.
 func BenchmarkExpiryLoad(b *testing.B) {
 	n := benchEnvInt("CAIRN_TTL_OBJECTS", 100_000)
 	secs := max(2, benchEnvInt("CAIRN_TTL_SECONDS", 10))
 	rounds := benchEnvInt("CAIRN_TTL_ROUNDS", 3)
 	for range b.N {
-		var none, ttl []float64
+		var none, ttl, nonePerCPU, ttlPerCPU []float64
 		var worst expiryLoadResult
 		for range rounds {
-			none = append(none, runExpiryLoad(b, n, secs, false).ops)
-			r := runExpiryLoad(b, n, secs, true)
-			ttl = append(ttl, r.ops)
+			r := runExpiryLoad(b, n, secs, false)
+			none, nonePerCPU = append(none, r.ops), append(nonePerCPU, r.opsPerCPU)
+			r = runExpiryLoad(b, n, secs, true)
+			ttl, ttlPerCPU = append(ttl, r.ops), append(ttlPerCPU, r.opsPerCPU)
 			if r.backlog >= worst.backlog {
 				worst = r
 			}
@@ -78,6 +85,11 @@ func BenchmarkExpiryLoad(b *testing.B) {
 		b.ReportMetric(median(none), "ops/s-none")
 		b.ReportMetric(median(ttl), "ops/s-ttl")
 		b.ReportMetric(median(ttl)/median(none), "ratio")
+		if m := median(nonePerCPU); m > 0 {
+			b.ReportMetric(median(nonePerCPU), "ops/cpu-s-none")
+			b.ReportMetric(median(ttlPerCPU), "ops/cpu-s-ttl")
+			b.ReportMetric(median(ttlPerCPU)/m, "ratio-cpu")
+		}
 		b.ReportMetric(float64(n)/float64(secs-1), "expired/s")
 		b.ReportMetric(worst.reaped/float64(secs-1), "reaped/s")
 		b.ReportMetric(float64(worst.backlog), "backlog")
@@ -94,10 +106,26 @@ func median(vs []float64) float64 {
 // expiryLoadResult is what one load of BenchmarkExpiryLoad measured.
 type expiryLoadResult struct {
 	ops, reaped           float64 // load operations per second; objects reaped during it
+	opsPerCPU             float64 // load operations per CPU-second of the process (0: not measured)
 	backlog, backlogAfter int
 }
 
-func runExpiryLoad(b *testing.B, n, secs int, withTTL bool) expiryLoadResult {
+// runExpiryLoad runs one load of BenchmarkExpiryLoad. Its goroutines (the store's and
+// the reaper's included) carry the profiler label load=ttl or load=none, so that a CPU
+// profile of the benchmark separates the two (go tool pprof -tagfocus load=ttl).
+func runExpiryLoad(b *testing.B, n, secs int, withTTL bool) (res expiryLoadResult) {
+	mode := "none"
+	if withTTL {
+		mode = "ttl"
+	}
+	pprof.Do(ctx, pprof.Labels("load", mode), func(context.Context) {
+		res = expiryLoad(b, n, secs, withTTL)
+	})
+	return res
+}
+
+// expiryLoad is runExpiryLoad's body.
+func expiryLoad(b *testing.B, n, secs int, withTTL bool) expiryLoadResult {
 	clk := &pausedClock{base: time.Unix(1_800_000_000, 0)}
 	db, err := storage.Open(b.TempDir(), storage.Options{NoSync: true})
 	if err != nil {
@@ -134,7 +162,7 @@ func runExpiryLoad(b *testing.B, n, secs int, withTTL bool) expiryLoadResult {
 	}
 	wg.Wait()
 	clk.start()
-	start := time.Now()
+	start, cpu0 := time.Now(), processCPU()
 	deadline := start.Add(time.Duration(secs) * time.Second)
 	var ops atomic.Int64
 	for w := range workers {
@@ -157,6 +185,9 @@ func runExpiryLoad(b *testing.B, n, secs int, withTTL bool) expiryLoadResult {
 	}
 	wg.Wait()
 	res := expiryLoadResult{ops: float64(ops.Load()) / time.Since(start).Seconds()}
+	if cpu := (processCPU() - cpu0).Seconds(); cpu > 0 {
+		res.opsPerCPU = float64(ops.Load()) / cpu
+	}
 	if !withTTL {
 		return res
 	}

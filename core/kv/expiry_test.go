@@ -407,3 +407,55 @@ func TestExpiryCursor(t *testing.T) {
 		}
 	}
 }
+
+// TestReapEntries checks what the reaper does with each kind of due expiry entry: an
+// expired object's own entry goes with the object (the derived writes of its delete
+// remove the entry and the postings), an entry at another expiry than its record's (one
+// an older build left) is removed explicitly, and an entry naming no object or no key
+// at all is dropped. The store is consistent after (CheckInvariants, at cleanup), and
+// the expiry index is empty.
+func TestReapEntries(t *testing.T) {
+	e := core.IndexEntry{Field: "f_bin", Value: "x"}
+	tests := []struct {
+		name   string
+		entry  func(s *Service, expiry int64) []byte // an extra entry written directly; nil: none
+		reaped int
+	}{
+		{name: "own entry", reaped: 1},
+		{name: "stale entry at another expiry", reaped: 1, entry: func(_ *Service, expiry int64) []byte {
+			return storage.ExpiryKey(expiry-int64(time.Second), []byte(core.DefaultType), []byte("b"), []byte("k"))
+		}},
+		{name: "entry of a missing object", reaped: 1, entry: func(_ *Service, expiry int64) []byte {
+			return storage.ExpiryKey(expiry, []byte(core.DefaultType), []byte("b"), []byte("gone"))
+		}},
+		{name: "malformed entry", reaped: 1, entry: func(_ *Service, expiry int64) []byte {
+			return append(storage.ExpiryPrefix(expiry), 0xff)
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			clk := &fakeClock{t: time.Unix(1_700_000_000, 0)}
+			s := newTestService(t, Config{Now: clk.Now})
+			putTTL(t, s, "b", "k", "1", ttlOf(5), e)
+			expiry := clk.Now().Add(5 * time.Second).UnixNano()
+			if tt.entry != nil {
+				if err := storage.Put(ctx, s.db, tt.entry(s, expiry), nil, false); err != nil {
+					t.Fatal(err)
+				}
+			}
+			clk.Add(6 * time.Second)
+			n, err := s.ReapExpired(ctx)
+			if err != nil || n != tt.reaped {
+				t.Fatalf("ReapExpired = %d, %v; want %d", n, err, tt.reaped)
+			}
+			if _, err := s.db.Get(objectKey(core.DefaultType, "b", "k")); !errors.Is(err, storage.ErrNotFound) {
+				t.Fatalf("the expired object is still stored: %v", err)
+			}
+			it := s.db.IteratePrefix(storage.Key(storage.TagExpiry))
+			defer it.Release()
+			for it.Next() {
+				t.Errorf("entry left: %q", it.Key())
+			}
+		})
+	}
+}
