@@ -154,13 +154,37 @@ func deriveExpiry(prev, next derivedInfo, typ, bucket, key string, out *storage.
 	}
 }
 
-// expiryStats counts the objects the reaper removed: in total and per second over the
-// last minute, for /stats.
+// expiryStats counts the objects the reaper removed, in total and per second over the
+// last minute, and records how far behind it is, for /stats.
 type expiryStats struct {
 	total atomic.Int64
-	mu    sync.Mutex // guards slots and last
-	slots [60]int64  // objects reaped in each second of the last minute, by unix second mod 60
-	last  int64      // the unix second slots were last advanced to
+	// oldest is the expiry (unix nanoseconds) of the first due entry the reaper has not
+	// handled yet, while it has some; 0 once a pass found nothing more due.
+	oldest atomic.Int64
+	mu     sync.Mutex // guards slots and last
+	slots  [60]int64  // objects reaped in each second of the last minute, by unix second mod 60
+	last   int64      // the unix second slots were last advanced to
+}
+
+// behind records that the reaper is about to handle due entries from one with the given
+// expiry on (0, a malformed entry's: unknown, the last known one stands).
+func (e *expiryStats) behind(expiry int64) {
+	if expiry > 0 {
+		e.oldest.Store(expiry)
+	}
+}
+
+// caughtUp records that a pass found nothing more due.
+func (e *expiryStats) caughtUp() { e.oldest.Store(0) }
+
+// backlog returns how long before now the oldest due entry not yet handled expired (0
+// when caught up).
+func (e *expiryStats) backlog(now time.Time) time.Duration {
+	oldest := e.oldest.Load()
+	if oldest == 0 {
+		return 0
+	}
+	return max(0, now.Sub(time.Unix(0, oldest)))
 }
 
 // add records n objects reaped at now.
@@ -219,10 +243,16 @@ func (s *Service) ReapExpired(ctx context.Context) (int, error) {
 	for {
 		now := s.now()
 		due, err := s.dueExpiries(s.expiryCursor.start(now), now)
-		if err != nil || len(due) == 0 {
+		if err != nil {
 			return deleted, err
 		}
+		if len(due) == 0 {
+			s.expiry.caughtUp()
+			return deleted, nil
+		}
 		for start := 0; start < len(due); start += expiryBatch {
+			batch := due[start:min(start+expiryBatch, len(due))]
+			s.expiry.behind(batch[0].expiry)
 			select {
 			case <-s.stop: // shutting down: the entries stay for the next start
 				return deleted, nil
@@ -231,7 +261,6 @@ func (s *Service) ReapExpired(ctx context.Context) (int, error) {
 			if err := ctx.Err(); err != nil {
 				return deleted, err
 			}
-			batch := due[start:min(start+expiryBatch, len(due))]
 			n, err := s.reapExpiredBatch(ctx, batch, now)
 			deleted += n
 			s.expiry.add(n, now)
@@ -241,10 +270,18 @@ func (s *Service) ReapExpired(ctx context.Context) (int, error) {
 			s.expiryCursor.advance(batch[len(batch)-1].entry)
 		}
 		if len(due) < expiryScanLimit {
+			s.expiry.caughtUp()
 			return deleted, nil
 		}
 	}
 }
+
+// ExpiryBacklog returns how far the expiry reaper is behind: how long ago the oldest
+// expired object it has not removed yet expired, 0 when its last pass removed every
+// object due (objects that expired since, up to one reaper tick, are not counted). An
+// expired object reads as absent whether or not it is removed; this is how long its
+// bytes may still be stored. It costs no read of the store.
+func (s *Service) ExpiryBacklog() time.Duration { return s.expiry.backlog(s.now()) }
 
 // dueExpiries reads up to expiryScanLimit expiry-index entries due at now, from the
 // entry from on (an entry equal to from was handled: it is skipped).
