@@ -472,8 +472,12 @@ func (c *committer) replay(db *DB, g *generation) *writeReplay {
 	}
 	r := w.r
 	*r = groupReader{g: g, log: &db.wlog, revs: c.revs, local: reuse(r.local), known: reuse(r.known), group: r.group}
-	if len(r.group) > smallReuse { // clearing costs what the map once held: drop it
-		r.group = nil
+	// Clearing a map costs what it once held: one that held far more than the last
+	// group used is dropped rather than cleared (an empty one costs nothing to clear).
+	n := len(r.group)
+	c.groupPeak = max(c.groupPeak, n)
+	if n > maxReuse || n > 0 && c.groupPeak > smallReuse && c.groupPeak > 4*n {
+		r.group, c.groupPeak = nil, 0
 	}
 	clear(r.group)
 	*w = writeReplay{db: db, r: r, notify: db.subs.any(), derived: Derived{ops: reuse(w.derived.ops)},
@@ -482,12 +486,12 @@ func (c *committer) replay(db *DB, g *generation) *writeReplay {
 }
 
 // maxReuse bounds the buffers a committer keeps from one group to the next; a buffer
-// of more than smallReuse is kept only while the last group used a quarter of it, so
-// that one large group (the expiry reaper's batches) does not make every later small
-// group clear a large buffer.
+// of more than smallReuse (more than the groups of 64 concurrent PUTs fill) is kept
+// only while the last group used a quarter of it, so that one large group (the expiry
+// reaper's batches) does not make every later small group clear a large buffer.
 const (
 	maxReuse   = 1024
-	smallReuse = 64
+	smallReuse = 256
 )
 
 // reuse empties a buffer for the next group, dropping its references to the last
