@@ -154,13 +154,37 @@ func deriveExpiry(prev, next derivedInfo, typ, bucket, key string, out *storage.
 	}
 }
 
-// expiryStats counts the objects the reaper removed: in total and per second over the
-// last minute, for /stats.
+// expiryStats counts the objects the reaper removed, in total and per second over the
+// last minute, and records how far behind it is, for /stats.
 type expiryStats struct {
 	total atomic.Int64
-	mu    sync.Mutex // guards slots and last
-	slots [60]int64  // objects reaped in each second of the last minute, by unix second mod 60
-	last  int64      // the unix second slots were last advanced to
+	// oldest is the expiry (unix nanoseconds) of the first due entry the reaper has not
+	// handled yet, while it has some; 0 once a pass found nothing more due.
+	oldest atomic.Int64
+	mu     sync.Mutex // guards slots and last
+	slots  [60]int64  // objects reaped in each second of the last minute, by unix second mod 60
+	last   int64      // the unix second slots were last advanced to
+}
+
+// behind records that the reaper is about to handle due entries from one with the given
+// expiry on (0, a malformed entry's: unknown, the last known one stands).
+func (e *expiryStats) behind(expiry int64) {
+	if expiry > 0 {
+		e.oldest.Store(expiry)
+	}
+}
+
+// caughtUp records that a pass found nothing more due.
+func (e *expiryStats) caughtUp() { e.oldest.Store(0) }
+
+// backlog returns how long before now the oldest due entry not yet handled expired (0
+// when caught up).
+func (e *expiryStats) backlog(now time.Time) time.Duration {
+	oldest := e.oldest.Load()
+	if oldest == 0 {
+		return 0
+	}
+	return max(0, now.Sub(time.Unix(0, oldest)))
 }
 
 // add records n objects reaped at now.
@@ -201,9 +225,12 @@ func (s *Service) ExpiredReaped() (total, lastMinute int64) {
 	return s.expiry.total.Load(), s.expiry.lastMinute(s.now())
 }
 
-// dueExpiry is one expiry-index entry that is due.
+// dueExpiry is one expiry-index entry that is due: the entry, the expiry it is
+// ordered by and the object it names (k nil for a malformed entry, which names none).
 type dueExpiry struct {
 	entry            []byte
+	expiry           int64
+	k                []byte // the object's key
 	typ, bucket, key string
 }
 
@@ -216,10 +243,16 @@ func (s *Service) ReapExpired(ctx context.Context) (int, error) {
 	for {
 		now := s.now()
 		due, err := s.dueExpiries(s.expiryCursor.start(now), now)
-		if err != nil || len(due) == 0 {
+		if err != nil {
 			return deleted, err
 		}
+		if len(due) == 0 {
+			s.expiry.caughtUp()
+			return deleted, nil
+		}
 		for start := 0; start < len(due); start += expiryBatch {
+			batch := due[start:min(start+expiryBatch, len(due))]
+			s.expiry.behind(batch[0].expiry)
 			select {
 			case <-s.stop: // shutting down: the entries stay for the next start
 				return deleted, nil
@@ -228,7 +261,6 @@ func (s *Service) ReapExpired(ctx context.Context) (int, error) {
 			if err := ctx.Err(); err != nil {
 				return deleted, err
 			}
-			batch := due[start:min(start+expiryBatch, len(due))]
 			n, err := s.reapExpiredBatch(ctx, batch, now)
 			deleted += n
 			s.expiry.add(n, now)
@@ -238,10 +270,18 @@ func (s *Service) ReapExpired(ctx context.Context) (int, error) {
 			s.expiryCursor.advance(batch[len(batch)-1].entry)
 		}
 		if len(due) < expiryScanLimit {
+			s.expiry.caughtUp()
 			return deleted, nil
 		}
 	}
 }
+
+// ExpiryBacklog returns how far the expiry reaper is behind: how long ago the oldest
+// expired object it has not removed yet expired, 0 when its last pass removed every
+// object due (objects that expired since, up to one reaper tick, are not counted). An
+// expired object reads as absent whether or not it is removed; this is how long its
+// bytes may still be stored. It costs no read of the store.
+func (s *Service) ExpiryBacklog() time.Duration { return s.expiry.backlog(s.now()) }
 
 // dueExpiries reads up to expiryScanLimit expiry-index entries due at now, from the
 // entry from on (an entry equal to from was handled: it is skipped).
@@ -255,9 +295,10 @@ func (s *Service) dueExpiries(from []byte, now time.Time) ([]dueExpiry, error) {
 			continue
 		}
 		e := dueExpiry{entry: append([]byte(nil), it.Key()...)}
-		// A malformed entry cannot name an object: it is dropped (empty names).
-		if _, typ, bucket, key, err := storage.DecodeExpiryKey(it.Key()); err == nil {
-			e.typ, e.bucket, e.key = string(typ), string(bucket), string(key)
+		// A malformed entry cannot name an object: it is dropped (k nil).
+		if exp, typ, bucket, key, err := storage.DecodeExpiryKey(it.Key()); err == nil {
+			e.expiry, e.typ, e.bucket, e.key = exp, string(typ), string(bucket), string(key)
+			e.k = objectKey(e.typ, e.bucket, e.key)
 		}
 		list = append(list, e)
 	}
@@ -276,8 +317,9 @@ func (s *Service) dueExpiries(from []byte, now time.Time) ([]dueExpiry, error) {
 func (s *Service) reapExpiredBatch(ctx context.Context, due []dueExpiry, now time.Time) (int, error) {
 	var b storage.Batch
 	n := 0
+	deleting := make(map[string]struct{}, len(due)) // the objects b deletes
 	for _, e := range due {
-		ok, err := s.addExpiredDelete(ctx, &b, e, now)
+		ok, err := s.addExpiredDelete(ctx, &b, e, now, deleting)
 		if err != nil {
 			return 0, err
 		}
@@ -297,7 +339,7 @@ func (s *Service) reapExpiredBatch(ctx context.Context, due []dueExpiry, now tim
 	n = 0
 	for _, e := range due {
 		var one storage.Batch
-		ok, err := s.addExpiredDelete(ctx, &one, e, now)
+		ok, err := s.addExpiredDelete(ctx, &one, e, now, nil)
 		if err != nil {
 			return n, err
 		}
@@ -312,23 +354,44 @@ func (s *Service) reapExpiredBatch(ctx context.Context, due []dueExpiry, now tim
 	return n, nil
 }
 
-// addExpiredDelete adds to b the removal of e's entry and, if the object it names has
-// expired at now, the conditional delete of the object (its derived postings and
-// entries go with it). It reports whether the object is deleted.
-func (s *Service) addExpiredDelete(ctx context.Context, b *storage.Batch, e dueExpiry, now time.Time) (bool, error) {
-	b.Delete(e.entry)
-	if e.bucket == "" && e.key == "" {
+// addExpiredDelete adds to b the removal of e: if the object e names has expired at
+// now, its delete, conditional on the revision read (a rewrite meanwhile wins), and
+// otherwise the removal of the entry alone. It reports whether the object is deleted.
+//
+// It reads the record's header only (its expiry), from the store rather than the
+// object cache: the item read is stamped (storage.Batch.RequireItem), so the commit
+// settles the condition without reading the record again and derives the deletes of
+// the postings and of the expiry entry from the value read. The entry is deleted
+// explicitly only when it is not the record's own (one an older build left), which
+// the derived writes would not remove. deleting, when not nil, holds the objects b
+// already deletes (two entries may name one object): e's object is then not deleted
+// twice, and e is added to it.
+func (s *Service) addExpiredDelete(ctx context.Context, b *storage.Batch, e dueExpiry, now time.Time, deleting map[string]struct{}) (bool, error) {
+	if _, dup := deleting[string(e.k)]; e.k == nil || dup {
+		b.Delete(e.entry)
 		return false, nil
 	}
-	k := objectKey(e.typ, e.bucket, e.key)
-	r, read, err := s.readForWrite(ctx, k, false)
+	it, err := s.db.Read(ctx, e.k)
 	if err != nil {
 		return false, fmt.Errorf("kv: reap expired %s/%s: %w", e.bucket, e.key, err)
 	}
-	if r == nil || !expiredAt(r.expiry, now) {
+	var expiry int64
+	if it.Value != nil {
+		if expiry, err = recordExpiry(it.Value); err != nil {
+			return false, fmt.Errorf("kv: reap expired %s/%s: %w", e.bucket, e.key, err)
+		}
+	}
+	if !expiredAt(expiry, now) {
+		b.Delete(e.entry)
 		return false, nil
 	}
-	b.RequireItem(k, read)
-	b.Delete(k)
+	b.RequireItem(e.k, it)
+	b.Delete(e.k)
+	if expiry != e.expiry {
+		b.Delete(e.entry)
+	}
+	if deleting != nil {
+		deleting[string(e.k)] = struct{}{}
+	}
 	return true, nil
 }

@@ -2,6 +2,7 @@ package kv
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"slices"
@@ -405,5 +406,115 @@ func TestExpiryCursor(t *testing.T) {
 		if st.advance != nil {
 			c.advance(st.advance)
 		}
+	}
+}
+
+// TestReapEntries checks what the reaper does with each kind of due expiry entry: an
+// expired object's own entry goes with the object (the derived writes of its delete
+// remove the entry and the postings), an entry at another expiry than its record's (one
+// an older build left) is removed explicitly, and an entry naming no object or no key
+// at all is dropped. The store is consistent after (CheckInvariants, at cleanup), and
+// the expiry index is empty.
+func TestReapEntries(t *testing.T) {
+	e := core.IndexEntry{Field: "f_bin", Value: "x"}
+	tests := []struct {
+		name   string
+		entry  func(s *Service, expiry int64) []byte // an extra entry written directly; nil: none
+		reaped int
+	}{
+		{name: "own entry", reaped: 1},
+		{name: "stale entry at another expiry", reaped: 1, entry: func(_ *Service, expiry int64) []byte {
+			return storage.ExpiryKey(expiry-int64(time.Second), []byte(core.DefaultType), []byte("b"), []byte("k"))
+		}},
+		{name: "entry of a missing object", reaped: 1, entry: func(_ *Service, expiry int64) []byte {
+			return storage.ExpiryKey(expiry, []byte(core.DefaultType), []byte("b"), []byte("gone"))
+		}},
+		{name: "malformed entry", reaped: 1, entry: func(_ *Service, expiry int64) []byte {
+			return append(storage.ExpiryPrefix(expiry), 0xff)
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			clk := &fakeClock{t: time.Unix(1_700_000_000, 0)}
+			s := newTestService(t, Config{Now: clk.Now})
+			putTTL(t, s, "b", "k", "1", ttlOf(5), e)
+			expiry := clk.Now().Add(5 * time.Second).UnixNano()
+			if tt.entry != nil {
+				if err := storage.Put(ctx, s.db, tt.entry(s, expiry), nil, false); err != nil {
+					t.Fatal(err)
+				}
+			}
+			clk.Add(6 * time.Second)
+			n, err := s.ReapExpired(ctx)
+			if err != nil || n != tt.reaped {
+				t.Fatalf("ReapExpired = %d, %v; want %d", n, err, tt.reaped)
+			}
+			if _, err := s.db.Get(objectKey(core.DefaultType, "b", "k")); !errors.Is(err, storage.ErrNotFound) {
+				t.Fatalf("the expired object is still stored: %v", err)
+			}
+			it := s.db.IteratePrefix(storage.Key(storage.TagExpiry))
+			defer it.Release()
+			for it.Next() {
+				t.Errorf("entry left: %q", it.Key())
+			}
+		})
+	}
+}
+
+// TestExpiryBacklog checks the reaper's backlog figure: zero until a pass meets due
+// entries it has not handled, then the age of the oldest of them, and zero again once
+// a pass found nothing more due.
+func TestExpiryBacklog(t *testing.T) {
+	base := time.Unix(1_700_000_000, 0)
+	tests := []struct {
+		name  string
+		steps func(e *expiryStats)
+		want  time.Duration // at base + 10 s
+	}{
+		{"never behind", func(*expiryStats) {}, 0},
+		{"behind", func(e *expiryStats) { e.behind(base.UnixNano()) }, 10 * time.Second},
+		{"further along", func(e *expiryStats) {
+			e.behind(base.UnixNano())
+			e.behind(base.Add(4 * time.Second).UnixNano())
+		}, 6 * time.Second},
+		{"a malformed entry keeps the last known", func(e *expiryStats) {
+			e.behind(base.UnixNano())
+			e.behind(0)
+		}, 10 * time.Second},
+		{"not yet expired by this clock", func(e *expiryStats) { e.behind(base.Add(time.Minute).UnixNano()) }, 0},
+		{"caught up", func(e *expiryStats) {
+			e.behind(base.UnixNano())
+			e.caughtUp()
+		}, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var e expiryStats
+			tt.steps(&e)
+			if got := e.backlog(base.Add(10 * time.Second)); got != tt.want {
+				t.Fatalf("backlog %v, want %v", got, tt.want)
+			}
+		})
+	}
+
+	// Through the service: a pass stopped by its context leaves the backlog, a full
+	// pass clears it.
+	clk := &fakeClock{t: base}
+	s := newTestService(t, Config{Now: clk.Now})
+	putTTL(t, s, "b", "k", "1", ttlOf(5))
+	clk.Add(8 * time.Second)
+	stopped, cancel := context.WithCancel(ctx)
+	cancel()
+	if _, err := s.ReapExpired(stopped); !errors.Is(err, context.Canceled) {
+		t.Fatalf("ReapExpired with a cancelled context: %v", err)
+	}
+	if got := s.ExpiryBacklog(); got != 0 && got != 3*time.Second {
+		t.Fatalf("backlog %v after a stopped pass, want 3s (or 0: the background reaper ran)", got)
+	}
+	if _, err := s.ReapExpired(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got := s.ExpiryBacklog(); got != 0 {
+		t.Fatalf("backlog %v after a full pass, want 0", got)
 	}
 }

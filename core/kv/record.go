@@ -156,6 +156,14 @@ func appendBytes(b []byte, s []byte) []byte {
 	return append(b, s...)
 }
 
+// recordExpiry returns the expiry of an encoded record (unix nanoseconds, 0 = none)
+// from its header alone, without decoding the rest: the expiry reaper reads nothing
+// else.
+func recordExpiry(data []byte) (int64, error) {
+	d := decoder{b: data}
+	return d.header()
+}
+
 // decodeRecord parses a stored record. The returned record aliases data: sibling values
 // are sub-slices of it and its strings share its memory (no copies on the read path), so
 // callers pass a buffer that nobody modifies afterwards (a fresh read from storage, or

@@ -101,7 +101,7 @@ func TestObjectTTL(t *testing.T) {
 			t.Fatalf("TTL 0 over the bucket's ttl:\n%s", r)
 		}
 	})
-	coretest.WaitFor(t, "the reaper to count reaped objects in /stats", func() bool {
+	coretest.WaitFor(t, "the reaper to count reaped objects in /stats, with its backlog", func() bool {
 		var st map[string]any
 		r := s.Do(t, http.MethodGet, "/stats", nil, "")
 		if err := json.Unmarshal(r.Body, &st); err != nil {
@@ -109,6 +109,9 @@ func TestObjectTTL(t *testing.T) {
 		}
 		n, _ := st["expired_reaped_total"].(float64)
 		one, _ := st["expired_reaped_one"].(float64)
+		if lag, ok := st["expired_backlog_seconds"].(float64); !ok || lag < 0 {
+			t.Fatalf("expired_backlog_seconds missing or negative in /stats: %v", st["expired_backlog_seconds"])
+		}
 		return n >= 1 && one >= 1
 	})
 }

@@ -135,7 +135,8 @@ func New(cfg Config, version string, log *slog.Logger) (*Server, error) {
 	st.AddSource(func() map[string]any {
 		reaped, reapedMinute := svc.ExpiredReaped()
 		return map[string]any{"object_cache_bytes": svc.CacheBytes(), "postcommit_dropped_total": svc.PostcommitDropped(),
-			"expired_reaped_total": reaped, "expired_reaped_one": reapedMinute}
+			"expired_reaped_total": reaped, "expired_reaped_one": reapedMinute,
+			"expired_backlog_seconds": svc.ExpiryBacklog().Seconds()}
 	})
 	if err := s.prepareHTTP(); err != nil {
 		s.Close()

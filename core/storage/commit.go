@@ -27,6 +27,9 @@ type committer struct {
 	revs map[string]Revision
 	// prep prepares groups (seam.go); guarded by token, reused from group to group.
 	prep writeReplay
+	// groupPeak is the most keys prep's map of a group's keys (groupReader.group) has
+	// held since it was made; guarded by token.
+	groupPeak int
 	// group holds the group being written; guarded by token, reused from group to group
 	// (emptied once every member has its result).
 	group []*pendingWrite

@@ -172,6 +172,12 @@ func (db *DB) plain(group []*pendingWrite) bool {
 // maxRevs bounds the revisions the committer remembers (committer.revs).
 const maxRevs = 1 << 16
 
+// maxRememberGroup is the number of keys written by one group up to which the
+// committer remembers their revisions; a larger group (a batch of hundreds of deletes)
+// makes it forget every revision instead, which costs one map drop instead of hundreds
+// of inserts: the revisions are a shortcut, a condition without one reads its key.
+const maxRememberGroup = 512
+
 // preparedGroup is a group ready to write: the merged batch of its accepted writes,
 // whether any asked for sync, the primary operations to notify, and the values the
 // keys written will have (to remember their revisions).
@@ -207,6 +213,10 @@ func plainGroup(group []*pendingWrite) preparedGroup {
 // write, whose effect on the keys is not known here).
 func (c *committer) remember(r *groupReader) {
 	n := len(r.group) + len(r.local)
+	if n > maxRememberGroup { // cheaper to forget everything than to remember them all
+		c.revs = nil
+		return
+	}
 	if len(c.revs)+n > maxRevs {
 		clear(c.revs)
 	}
@@ -263,30 +273,48 @@ type groupReader struct {
 	revs         map[string]Revision // committer.revs
 	local, known smallOverlay
 	group        map[string]overlayValue // nil until a second member is prepared
-	// localIdx indexes local[:indexed] by key (the latest entry of each) once local is
-	// longer than smallLocal, so that a write of many keys is not searched linearly.
-	localIdx map[string]int
-	indexed  int
+	// localIdx and knownIdx index local and known once they are long, so that a write
+	// of many keys, or with many conditions (the expiry reaper's), is not searched in
+	// quadratic time.
+	localIdx, knownIdx overlayIndex
 }
 
-// smallLocal is the length of the local overlay up to which it is searched linearly.
+// smallLocal is the length of an overlay up to which it is searched linearly.
 const smallLocal = 32
+
+// overlayIndex indexes an overlay o by key (the latest entry of each: o[:n] so far)
+// once o is longer than smallLocal. The zero value is empty; an overlay cut back below
+// n is indexed afresh.
+type overlayIndex struct {
+	m map[string]int
+	n int
+}
+
+// find finds key in o, the overlay x indexes.
+func (x *overlayIndex) find(o smallOverlay, key []byte) (overlayValue, bool) {
+	if len(o) <= smallLocal {
+		return o.find(key)
+	}
+	if x.m == nil || x.n > len(o) {
+		x.m, x.n = make(map[string]int, len(o)), 0
+	}
+	for ; x.n < len(o); x.n++ {
+		x.m[string(o[x.n].key)] = x.n
+	}
+	if i, ok := x.m[string(key)]; ok {
+		return o[i].overlayValue, true
+	}
+	return overlayValue{}, false
+}
 
 // findLocal finds key in the local overlay.
 func (r *groupReader) findLocal(key []byte) (overlayValue, bool) {
-	if len(r.local) <= smallLocal {
-		return r.local.find(key)
-	}
-	if r.localIdx == nil || r.indexed > len(r.local) {
-		r.localIdx, r.indexed = make(map[string]int, len(r.local)), 0
-	}
-	for ; r.indexed < len(r.local); r.indexed++ {
-		r.localIdx[string(r.local[r.indexed].key)] = r.indexed
-	}
-	if i, ok := r.localIdx[string(key)]; ok {
-		return r.local[i].overlayValue, true
-	}
-	return overlayValue{}, false
+	return r.localIdx.find(r.local, key)
+}
+
+// findKnown finds key in the known overlay.
+func (r *groupReader) findKnown(key []byte) (overlayValue, bool) {
+	return r.knownIdx.find(r.known, key)
 }
 
 // lookup finds key in the overlays.
@@ -297,7 +325,7 @@ func (r *groupReader) lookup(key []byte) (overlayValue, bool) {
 	if v, ok := r.group[string(key)]; ok {
 		return v, true
 	}
-	return r.known.find(key)
+	return r.findKnown(key)
 }
 
 // fold moves the accepted member's writes (local) into the group's and starts the
@@ -312,7 +340,7 @@ func (r *groupReader) fold() {
 		}
 	}
 	r.local, r.known = r.local[:0], r.known[:0]
-	r.localIdx, r.indexed = nil, 0
+	r.localIdx, r.knownIdx = overlayIndex{}, overlayIndex{}
 }
 
 func (r *groupReader) get(key []byte) ([]byte, bool, error) {
@@ -394,7 +422,7 @@ func (db *DB) prepare(g *generation, group []*pendingWrite) preparedGroup {
 		}
 		w.derived.ops = w.derived.ops[:0]
 		if err := w.prepareWrite(p); err != nil {
-			r.local, r.localIdx, r.indexed = r.local[:0], nil, 0
+			r.local, r.localIdx = r.local[:0], overlayIndex{}
 			p.err = err
 			continue
 		}
@@ -444,8 +472,12 @@ func (c *committer) replay(db *DB, g *generation) *writeReplay {
 	}
 	r := w.r
 	*r = groupReader{g: g, log: &db.wlog, revs: c.revs, local: reuse(r.local), known: reuse(r.known), group: r.group}
-	if len(r.group) > maxReuse {
-		r.group = nil
+	// Clearing a map costs what it once held: one that held far more than the last
+	// group used is dropped rather than cleared (an empty one costs nothing to clear).
+	n := len(r.group)
+	c.groupPeak = max(c.groupPeak, n)
+	if n > maxReuse || n > 0 && c.groupPeak > smallReuse && c.groupPeak > 4*n {
+		r.group, c.groupPeak = nil, 0
 	}
 	clear(r.group)
 	*w = writeReplay{db: db, r: r, notify: db.subs.any(), derived: Derived{ops: reuse(w.derived.ops)},
@@ -453,13 +485,19 @@ func (c *committer) replay(db *DB, g *generation) *writeReplay {
 	return w
 }
 
-// maxReuse bounds the buffers a committer keeps from one group to the next.
-const maxReuse = 1024
+// maxReuse bounds the buffers a committer keeps from one group to the next; a buffer
+// of more than smallReuse (more than the groups of 64 concurrent PUTs fill) is kept
+// only while the last group used a quarter of it, so that one large group (the expiry
+// reaper's batches) does not make every later small group clear a large buffer.
+const (
+	maxReuse   = 1024
+	smallReuse = 256
+)
 
 // reuse empties a buffer for the next group, dropping its references to the last
-// group's batches, or drops it if it grew large.
+// group's batches, or drops it if it grew large for what the last group used.
 func reuse[T any](s []T) []T {
-	if cap(s) > maxReuse {
+	if c := cap(s); c > maxReuse || c > smallReuse && c > 4*len(s) {
 		return nil
 	}
 	clear(s[:cap(s)])
@@ -496,7 +534,7 @@ func (w *writeReplay) prepareWrite(p *pendingWrite) error {
 			return fmt.Errorf("storage: commit: key %q: %w", c.key, ErrConflict)
 		}
 		if c.hasVal {
-			if _, seen := r.known.find(c.key); !seen && revisionOf(c.val) == c.rev {
+			if _, seen := r.findKnown(c.key); !seen && revisionOf(c.val) == c.rev {
 				r.known = append(r.known, overlayEntry{key: c.key, overlayValue: present(c.val, c.rev)})
 			}
 		}

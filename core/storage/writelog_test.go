@@ -301,3 +301,90 @@ func TestChangeOwned(t *testing.T) {
 		}
 	}
 }
+
+// TestManyConditions: batches of more conditions and keys than an overlay searches
+// linearly (smallLocal), and more keys than the committer remembers revisions of
+// (maxRememberGroup) — the expiry reaper's deletes — commit on items read, hand the
+// DeriveFunc each item's own bytes, conflict as a whole when one key changed, and
+// leave later conditions (on revisions no longer remembered) checked correctly.
+func TestManyConditions(t *testing.T) {
+	ctx := context.Background()
+	for _, n := range []int{1, smallLocal + 1, maxRememberGroup + 1} {
+		t.Run(fmt.Sprint(n), func(t *testing.T) {
+			db := openTest(t)
+			var mu sync.Mutex
+			olds := map[string][]byte{}
+			db.RegisterDerive(TagObject, func(k, old, _ []byte, _ *Derived) error {
+				mu.Lock()
+				defer mu.Unlock()
+				olds[string(k)] = old
+				return nil
+			})
+			keys := make([][]byte, n)
+			for i := range keys {
+				keys[i] = KeyString(TagObject, "default", "b", fmt.Sprint("k", i))
+				mustPut(t, db, keys[i], fmt.Sprint("v", i))
+			}
+			read := func() []Item {
+				items := make([]Item, n)
+				for i, key := range keys {
+					it, err := db.Read(ctx, key)
+					if err != nil {
+						t.Fatal(err)
+					}
+					items[i] = it
+				}
+				return items
+			}
+			batch := func(items []Item, op func(b *Batch, key []byte)) *Batch {
+				b := new(Batch)
+				for i, key := range keys {
+					b.RequireItem(key, items[i])
+					op(b, key)
+				}
+				return b
+			}
+			// One key changed after the read: the whole batch conflicts.
+			stale := read()
+			mustPut(t, db, keys[n/2], "changed")
+			if err := db.Commit(ctx, batch(stale, func(b *Batch, key []byte) { b.Put(key, []byte("x")) }), false); !errors.Is(err, ErrConflict) {
+				t.Fatalf("commit on a stale item: %v, want a conflict", err)
+			}
+			if v, _ := db.Get(keys[n/2]); string(v) != "changed" {
+				t.Fatalf("a refused batch wrote %q", v)
+			}
+			if v, _ := db.Get(keys[n-1]); n > 1 && string(v) != fmt.Sprint("v", n-1) {
+				t.Fatalf("a refused batch wrote %q", v)
+			}
+			// Read afresh: the deletes commit on the items' own bytes.
+			items := read()
+			clear(olds)
+			if err := db.Commit(ctx, batch(items, func(b *Batch, key []byte) { b.Delete(key) }), false); err != nil {
+				t.Fatalf("commit: %v", err)
+			}
+			mu.Lock()
+			for i, key := range keys {
+				if old := olds[string(key)]; string(old) != string(items[i].Value) || &old[0] != &items[i].Value[0] {
+					t.Fatalf("key %d: DeriveFunc's old value %q is not the item read", i, old)
+				}
+			}
+			mu.Unlock()
+			// Later conditions: on the deleted keys' absence they hold, on their old
+			// revisions they conflict.
+			for i, key := range keys[:min(n, 3)] {
+				var b Batch
+				b.Require(key, items[i].Rev)
+				b.Put(key, []byte("again"))
+				if err := db.Commit(ctx, &b, false); !errors.Is(err, ErrConflict) {
+					t.Fatalf("key %d: commit on its deleted revision: %v, want a conflict", i, err)
+				}
+				b.Reset()
+				b.Require(key, NoRevision)
+				b.Put(key, []byte("again"))
+				if err := db.Commit(ctx, &b, false); err != nil {
+					t.Fatalf("key %d: create on its absence: %v", i, err)
+				}
+			}
+		})
+	}
+}
