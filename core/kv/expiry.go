@@ -250,8 +250,19 @@ func (s *Service) ReapExpired(ctx context.Context) (int, error) {
 			s.expiry.caughtUp()
 			return deleted, nil
 		}
-		for start := 0; start < len(due); start += expiryBatch {
-			batch := due[start:min(start+expiryBatch, len(due))]
+		// In a cluster the node that owns an object reaps it (storage.Owner); the
+		// others step over it, and its delete, when applied, removes their entries.
+		owned := due
+		if s.owner != nil {
+			owned = make([]dueExpiry, 0, len(due))
+			for _, e := range due {
+				if e.k == nil || s.owns(e.k) {
+					owned = append(owned, e)
+				}
+			}
+		}
+		for start := 0; start < len(owned); start += expiryBatch {
+			batch := owned[start:min(start+expiryBatch, len(owned))]
 			s.expiry.behind(batch[0].expiry)
 			select {
 			case <-s.stop: // shutting down: the entries stay for the next start
@@ -269,6 +280,7 @@ func (s *Service) ReapExpired(ctx context.Context) (int, error) {
 			}
 			s.expiryCursor.advance(batch[len(batch)-1].entry)
 		}
+		s.expiryCursor.advance(due[len(due)-1].entry) // the entries of other owners too
 		if len(due) < expiryScanLimit {
 			s.expiry.caughtUp()
 			return deleted, nil
