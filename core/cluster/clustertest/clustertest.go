@@ -10,6 +10,7 @@
 package clustertest
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"log/slog"
@@ -29,7 +30,8 @@ import (
 type Options struct {
 	// Partitions is the partition count (default 4).
 	Partitions int
-	// Log receives the nodes' logs (default: discarded).
+	// Log receives the nodes' logs (default: their warnings are kept, the last 64 KiB,
+	// and shown when the cluster does not start).
 	Log *slog.Logger
 }
 
@@ -55,14 +57,41 @@ func Start(t testing.TB, n int, opts Options) *Cluster {
 // StartIn starts (or restarts) an n-node cluster whose nodes live in dir/n1, dir/n2,
 // ...; their route ports are kept in dir/ports so that a restart on dir finds them.
 // The caller closes it.
+//
+// The route ports of a new cluster are picked free and released before the nodes bind
+// them, so another process may take one in between: a new cluster that does not form
+// is started again on new ports (up to three times), its logs shown for the attempts
+// that failed. A restart on dir keeps its ports.
 func StartIn(t testing.TB, dir string, n int, opts Options) *Cluster {
 	t.Helper()
 	if opts.Partitions == 0 {
 		opts.Partitions = 4
 	}
-	if opts.Log == nil {
-		opts.Log = slog.New(slog.DiscardHandler)
+	logs := opts.Log == nil
+	for attempt := 1; ; attempt++ {
+		fresh := !exists(filepath.Join(dir, "ports"))
+		var buf syncBuffer
+		if logs {
+			opts.Log = slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{Level: slog.LevelWarn}))
+		}
+		c, err := start(t, dir, n, opts)
+		if err == nil {
+			return c
+		}
+		if !fresh || attempt == 3 {
+			t.Fatalf("clustertest: %v\n%s", err, buf.tail(8<<10))
+		}
+		t.Logf("clustertest: attempt %d: %v; starting again on new ports\n%s", attempt, err, buf.tail(4<<10))
+		for i := range n {
+			_ = os.RemoveAll(filepath.Join(dir, fmt.Sprintf("n%d", i+1)))
+		}
+		_ = os.Remove(filepath.Join(dir, "ports"))
 	}
+}
+
+// start starts the n nodes of a cluster in dir, or closes those it started and
+// returns the first error.
+func start(t testing.TB, dir string, n int, opts Options) (*Cluster, error) {
 	c := &Cluster{t: t, opts: opts, addrs: ports(t, dir, n)}
 	for i := range n {
 		c.dirs = append(c.dirs, filepath.Join(dir, fmt.Sprintf("n%d", i+1)))
@@ -81,10 +110,45 @@ func StartIn(t testing.TB, dir string, n int, opts Options) *Cluster {
 	for i, err := range errs {
 		if err != nil {
 			c.Close()
-			t.Fatalf("clustertest: node %d: %v", i+1, err)
+			return nil, fmt.Errorf("node %d: %w", i+1, err)
 		}
 	}
-	return c
+	return c, nil
+}
+
+// exists reports whether path exists.
+func exists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
+}
+
+// syncBuffer is a bytes.Buffer safe for the nodes' concurrent log writes.
+type syncBuffer struct {
+	mu sync.Mutex // guards b
+	b  bytes.Buffer
+}
+
+// Write keeps p, and at most the last maxKept bytes written.
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.b.Len()+len(p) > 2*maxKept {
+		keep := bytes.Clone(s.b.Bytes()[max(0, s.b.Len()-maxKept):])
+		s.b.Reset()
+		s.b.Write(keep)
+	}
+	return s.b.Write(p)
+}
+
+// maxKept bounds the log a syncBuffer keeps.
+const maxKept = 64 << 10
+
+// tail returns the last n bytes written.
+func (s *syncBuffer) tail(n int) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	b := s.b.Bytes()
+	return string(b[max(0, len(b)-n):])
 }
 
 // ports returns the route addresses of the n nodes kept in dir/ports, or picks free
