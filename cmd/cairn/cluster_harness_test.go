@@ -96,6 +96,43 @@ func startClusterSpec(t testing.TB, spec clusterSpec) *testCluster {
 		}
 		return "127.0.0.1"
 	}
+	// The ports are picked free and released before the nodes bind them, so another
+	// process may take one in between: a start that failed on an address in use is
+	// made again on new ports, up to three times.
+	for attempt := 1; ; attempt++ {
+		err := c.startNodes(spec, hostOf)
+		if err == nil {
+			break
+		}
+		inUse := strings.Contains(err.Error(), "address already in use")
+		for _, nd := range c.nodes {
+			if nd.cmd == nil {
+				continue // not started
+			}
+			inUse = inUse || strings.Contains(nd.output(), "address already in use")
+			nd.end()
+		}
+		if !inUse || attempt == 3 {
+			t.Fatal(err)
+		}
+		t.Logf("cluster start, attempt %d: an address was taken before its node bound it; starting again on new ports", attempt)
+		c.nodes = nil
+	}
+	t.Cleanup(func() { // before the nodes are stopped
+		if t.Failed() {
+			c.logStatuses()
+		}
+	})
+	for _, nd := range c.nodes {
+		c.waitCaughtUp(nd, 60*time.Second)
+	}
+	return c
+}
+
+// startNodes picks the ports of spec's nodes and starts them all at once (a node's
+// start waits for JetStream's meta group, which needs a quorum of them).
+func (c *testCluster) startNodes(spec clusterSpec, hostOf func(int) string) error {
+	t := c.t
 	ports := freePorts(t, 3*spec.n)
 	routes := make([]string, spec.n)
 	for i := range routes {
@@ -125,18 +162,10 @@ func startClusterSpec(t testing.TB, spec clusterSpec) *testCluster {
 	wg.Wait()
 	for i, err := range errs {
 		if err != nil {
-			t.Fatalf("starting cluster node %s: %v", c.nodes[i].name, err)
+			return fmt.Errorf("starting cluster node %s: %w", c.nodes[i].name, err)
 		}
 	}
-	t.Cleanup(func() { // before the nodes are stopped
-		if t.Failed() {
-			c.logStatuses()
-		}
-	})
-	for _, nd := range c.nodes {
-		c.waitCaughtUp(nd, 60*time.Second)
-	}
-	return c
+	return nil
 }
 
 // newNode returns (not started) the node name of c on host, with its routes on route
