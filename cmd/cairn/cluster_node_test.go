@@ -55,7 +55,8 @@ func TestClusterOneNodeServe(t *testing.T) {
 		t.Fatalf("digest=maybe: %s", r)
 	}
 	stats := s.get(t, "/stats")
-	if !strings.Contains(string(stats.Body), `"cluster_name":"solo"`) || !strings.Contains(string(stats.Body), `"cluster_commits_total"`) {
+	if !strings.Contains(string(stats.Body), `"cluster_name":"solo"`) || !strings.Contains(string(stats.Body), `"cluster_commits_total"`) ||
+		!strings.Contains(string(stats.Body), `"cluster_read_index_rounds_total"`) {
 		t.Fatalf("/stats lacks the cluster lines:\n%s", stats.Body)
 	}
 	// Prometheus: the replication lag per stream and the commit counters.

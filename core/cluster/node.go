@@ -52,6 +52,10 @@ type Node struct {
 	// rounds, see readindex.go); leaders the last known leader (server name) of each
 	// stream name.
 	readIndexes, leaders sync.Map
+	// readIndexReads counts the reads that waited for a read-index round,
+	// readIndexRounds the rounds (their requests to a leader or a stream): their ratio
+	// is how many reads a round serves.
+	readIndexReads, readIndexRounds atomic.Uint64
 }
 
 // streamHandle returns the handle of stream name (cached).

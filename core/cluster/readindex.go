@@ -119,10 +119,14 @@ func (n *Node) goOwned(fn func()) error {
 // before the call: the stream's last sequence, from a round of its leader's (when this
 // node knows it) or of the stream's.
 func (s *Store) lastSeq(ctx context.Context, stream streamRef) (uint64, error) {
+	s.node.readIndexReads.Add(1)
 	name := stream.name()
 	if v, ok := s.node.leaders.Load(name); ok && s.node.srv != nil {
 		leader := v.(string)
-		seqs, err := s.node.round(ctx, "leader:"+leader, func() (map[string]uint64, error) { return s.node.askLeader(leader) })
+		seqs, err := s.node.round(ctx, "leader:"+leader, func() (map[string]uint64, error) {
+			s.node.readIndexRounds.Add(1)
+			return s.node.askLeader(leader)
+		})
 		if seq, ok := seqs[name]; ok && err == nil {
 			return seq, nil
 		}
@@ -133,6 +137,7 @@ func (s *Store) lastSeq(ctx context.Context, stream streamRef) (uint64, error) {
 		s.node.leaders.CompareAndDelete(name, leader)
 	}
 	seqs, err := s.node.round(ctx, "stream:"+name, func() (map[string]uint64, error) {
+		s.node.readIndexRounds.Add(1)
 		seq, err := s.fetchLastSeq(stream)
 		return map[string]uint64{name: seq}, err
 	})

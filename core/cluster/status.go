@@ -226,7 +226,8 @@ func (n *Node) Stats() map[string]any {
 	}
 	n.mu.Unlock()
 	return map[string]any{"cluster_name": n.cfg.Name, "cluster_node": n.cfg.NodeName,
-		"cluster_streams": streams, "cluster_apply_lag": lag}
+		"cluster_streams": streams, "cluster_apply_lag": lag,
+		"cluster_read_index_reads_total": n.readIndexReads.Load(), "cluster_read_index_rounds_total": n.readIndexRounds.Load()}
 }
 
 // Metrics are a node's replication figures, read without asking the cluster: for
