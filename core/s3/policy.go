@@ -76,9 +76,50 @@ type PolicyRequest struct {
 	Action    string
 	Bucket    string
 	Key       string
+	// Tags are the tags the conditions s3:ExistingObjectTag/<key> and
+	// s3:RequestObjectTag/<key> test.
+	Tags PolicyTags
 	// now is the time conditions on aws:CurrentTime and aws:EpochTime compare with
 	// (zero: the current time); tests set it.
 	now time.Time
+}
+
+// PolicyTags are the tags a request's policy conditions may test: the object's current
+// tags (s3:ExistingObjectTag/<key>) and, when HasRequest, the tags the request asks
+// for (s3:RequestObjectTag/<key>).
+type PolicyTags struct {
+	Existing   []Tag
+	Request    []Tag
+	HasRequest bool
+}
+
+// The prefixes of the tag condition keys (lower case); the tag key follows, its case
+// kept.
+const (
+	condExistingTag = "s3:existingobjecttag/"
+	condRequestTag  = "s3:requestobjecttag/"
+)
+
+// tagCondKey splits a tag condition key into its lower-case prefix and the tag key, or
+// reports that key is not one (or names no valid tag key).
+func tagCondKey(key string) (prefix, tag string, ok bool) {
+	for _, p := range []string{condExistingTag, condRequestTag} {
+		if len(key) > len(p) && strings.EqualFold(key[:len(p)], p) {
+			tag = key[len(p):]
+			return p, tag, utf8.RuneCountInString(tag) <= MaxTagKeyLength && utf8.ValidString(tag)
+		}
+	}
+	return "", "", false
+}
+
+// tagValue returns the value of tag key among tags, and whether it is there.
+func tagValue(tags []Tag, key string) (string, bool) {
+	for _, t := range tags {
+		if t.Key == key {
+			return t.Value, true
+		}
+	}
+	return "", false
 }
 
 // statement is one parsed policy statement. Each of the principal, action and
@@ -237,6 +278,7 @@ type condition struct {
 	// ifExists makes the condition hold when the key is absent from the request.
 	ifExists bool
 	key      string         // lower case
+	tag      string         // the tag key of a tag condition key (its case kept)
 	prefixes []netip.Prefix // condIP
 	bools    []bool         // condBool, condNull
 	times    []time.Time    // condDate
@@ -559,7 +601,10 @@ func parseConditions(v json.RawMessage) ([]condition, error) {
 // parseCondition parses the values of one key under one operator.
 func parseCondition(op condOp, ifExists bool, name, key string, raw json.RawMessage) (condition, error) {
 	lk := strings.ToLower(key)
-	if !containsString(condKeys[op.kind], lk) {
+	prefix, tag, isTag := tagCondKey(key)
+	if isTag && (op.kind == condString || op.kind == condNull) {
+		lk = prefix
+	} else if !containsString(condKeys[op.kind], lk) {
 		return condition{}, malformed("Policy has an invalid condition key: %q for %s", key, name)
 	}
 	vals, ok := conditionValues(raw)
@@ -569,7 +614,7 @@ func parseCondition(op condOp, ifExists bool, name, key string, raw json.RawMess
 	if len(vals) > MaxConditionValues {
 		return condition{}, malformed("Condition %s %s: more than %d values", name, key, MaxConditionValues)
 	}
-	c := condition{op: op, ifExists: ifExists, key: lk}
+	c := condition{op: op, ifExists: ifExists, key: lk, tag: tag}
 	for _, val := range vals {
 		if err := c.addValue(val); err != nil {
 			return condition{}, malformed("Condition %s %s: %v", name, key, err)
@@ -915,7 +960,18 @@ func (req PolicyRequest) time() time.Time {
 // operator fail and a negated one hold, except that ...IfExists operators hold; Null
 // holds when one of its values says the key's absence (true: absent, false: present).
 func (c *condition) holds(req PolicyRequest) bool {
-	v, present := req.lookup(c.key)
+	var v string
+	var present bool
+	switch c.key {
+	case condExistingTag:
+		v, present = tagValue(req.Tags.Existing, c.tag)
+	case condRequestTag:
+		if req.Tags.HasRequest {
+			v, present = tagValue(req.Tags.Request, c.tag)
+		}
+	default:
+		v, present = req.lookup(c.key)
+	}
 	if c.op.kind == condNull {
 		return slices.Contains(c.bools, !present)
 	}
