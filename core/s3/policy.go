@@ -30,7 +30,16 @@ import (
 //	                 "StringLike": {"s3:prefix": ["home/*", ""]},
 //	                 "StringNotEqualsIfExists": {"aws:Referer": "..."},
 //	                 "NumericLessThanEquals": {"s3:max-keys": "100"},
-//	                 "Null": {"aws:UserAgent": "true"}, ...}}]}
+//	                 "Null": {"aws:UserAgent": "true"},
+//	                 "StringEquals": {"s3:ExistingObjectTag/class": "public",
+//	                                  "s3:RequestObjectTag/owner": "..."}, ...}}]}
+//
+// The tag keys s3:ExistingObjectTag/<key> (the object's current tags, on the object
+// actions that read or change an existing object) and s3:RequestObjectTag/<key> (the
+// tags a PUT, copy with REPLACE, multipart initiation or PutObjectTagging asks for)
+// take the string operators and Null; <key> is a tag key, matched with its case.
+// s3:RequestObjectTagKeys needs the ForAnyValue/ForAllValues set operators, which the
+// parser does not take, and is refused as an unknown key.
 //
 // Principals are canonical user ids; "*" is everyone, anonymous requesters included; a
 // {"Service": ...} principal is accepted and matches no request.
