@@ -3,6 +3,7 @@ package s3
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"reflect"
 	"strings"
@@ -266,5 +267,42 @@ func TestTagPolicyConditions(t *testing.T) {
 		if c.ok && err != nil || !c.ok && !IsCode(err, AccessDenied) {
 			t.Errorf("%s: %v, want allowed=%v", c.name, err, c.ok)
 		}
+	}
+}
+
+// TestCheckTagLimits: `cairn check` reports a manifest or a bucket record whose tags
+// break the limits (a record no write path could have made).
+func TestCheckTagLimits(t *testing.T) {
+	ctx := context.Background()
+	s, db := newTestService(t)
+	alice := mustUser(t, s, "alice")
+	mustBucket(t, s, alice, "chk", "")
+	put(t, s, alice, "chk", "obj", []byte("x"))
+	if err := s.SetObjectTagging(ctx, alice, "chk", "obj", []Tag{{Key: "ok", Value: "1"}}); err != nil {
+		t.Fatal(err)
+	}
+	if rep, err := Check(db, nil); err != nil || rep.Problems != 0 {
+		t.Fatalf("valid tags: %v", err)
+	}
+	v, err := db.Get(objectKey("chk", "obj"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m Manifest
+	if err := json.Unmarshal(v, &m); err != nil {
+		t.Fatal(err)
+	}
+	m.Tags = append(m.Tags, Tag{Key: "aws:reserved"})
+	v, _ = json.Marshal(m)
+	if err := db.Put(objectKey("chk", "obj"), v, false); err != nil {
+		t.Fatal(err)
+	}
+	rep, err := Check(db, nil)
+	if rep.Problems != 1 || err == nil || !strings.Contains(err.Error(), "manifest chk/obj: tags") {
+		t.Fatalf("%d problems: %v", rep.Problems, err)
+	}
+	// Repaired by the one write path there is: ?tagging.
+	if err := s.DeleteObjectTagging(ctx, alice, "chk", "obj"); err != nil {
+		t.Fatal(err)
 	}
 }
