@@ -86,13 +86,19 @@ func (c *call) taggingDirective() (replace bool, err error) {
 }
 
 // readTagging reads and parses the body of PUT ?tagging, at most
-// s3xml.MaxTaggingBody bytes (more is 400 MaxMessageLengthExceeded, before parsing).
+// s3xml.MaxTaggingBody bytes (more is 400 MaxMessageLengthExceeded, before parsing),
+// checked against Content-MD5 and the flexible checksums the request gives (AWS asks
+// for one; clients send one, so none is not refused).
 func (c *call) readTagging() ([]s3.Tag, error) {
-	httpx.LimitRequestBody(c.w, c.r, s3xml.MaxTaggingBody)
 	if err := c.checkPayload(); err != nil {
 		return nil, err
 	}
-	body, err := io.ReadAll(c.body())
+	checks, err := c.bodyChecks(true)
+	if err != nil {
+		return nil, err
+	}
+	httpx.LimitRequestBody(c.w, c.r, s3xml.MaxTaggingBody)
+	body, err := io.ReadAll(c.checkedBody(checks, -1))
 	if err != nil {
 		return nil, err
 	}

@@ -97,6 +97,12 @@ func TestObjectTaggingHTTP(t *testing.T) {
 	if got := tagsIn(t, e.must(200, obj).body); len(got) != 2 || got[0] != strings.Repeat("ключ", 32) {
 		t.Fatalf("longest tag: %q", got)
 	}
+	// The body is checked against Content-MD5 when one is given.
+	md5q := put
+	md5q.header = map[string]string{"Content-MD5": md5b64("something else")}
+	e.mustErr(400, s3.BadDigest, md5q)
+	md5q.header = map[string]string{"Content-MD5": md5b64(put.body)}
+	e.must(200, md5q)
 	// A body over the bound is refused before it is parsed.
 	big := put
 	big.body = taggingBody("k", strings.Repeat("v", s3xml.MaxTaggingBody))
