@@ -769,8 +769,8 @@ func (s *Service) SetObjectACL(ctx context.Context, r Requester, bucket, key str
 }
 
 // changeManifest rewrites the current version's manifest of bucket/key in place (its
-// ACL or tags), as change leaves it, in one conditional commit under the key's lock
-// (what names the change in errors). change sees the bucket and the manifest as read
+// ACL or tags), as change leaves it (errUnchanged: left as it is), in one conditional
+// commit under the key's lock (what names the change in errors). change sees the bucket and the manifest as read
 // in the commit, and decides on permission: a missing key is NoSuchKey or
 // AccessDenied as hideMissing says.
 func (s *Service) changeManifest(ctx context.Context, r Requester, bucket, key, what string, change func(*Bucket, *Manifest) error) error {
@@ -789,7 +789,10 @@ func (s *Service) changeManifest(ctx context.Context, r Requester, bucket, key, 
 		if err != nil {
 			return s.hideMissing(b, r, err)
 		}
-		if err := change(b, m); err != nil {
+		switch err := change(b, m); {
+		case errors.Is(err, errUnchanged):
+			return nil
+		case err != nil:
 			return err
 		}
 		return putManifest(t, bucket, key, m)

@@ -2,6 +2,7 @@ package s3
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"unicode/utf8"
 
@@ -149,6 +150,9 @@ func (s *Service) retag(ctx context.Context, r Requester, bucket, key, action st
 		if !s.allowedFor(b, nil, r, action, key, PermWrite, tagsOf(m, asked)) {
 			return errAccessDenied
 		}
+		if m.Tags == nil && tags == nil {
+			return errUnchanged // nothing to remove: no rewrite
+		}
 		m.Tags = tags
 		return nil
 	})
@@ -193,7 +197,7 @@ func (s *Service) BucketTagging(ctx context.Context, r Requester, bucket string)
 	if len(b.Tags) == 0 {
 		return nil, errNoSuchTagSet
 	}
-	return b.Tags, nil
+	return slices.Clone(b.Tags), nil // b may be the cached record
 }
 
 // SetBucketTagging replaces the bucket's tags (its owner, or s3:PutBucketTagging in
