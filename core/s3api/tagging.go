@@ -47,17 +47,15 @@ func parseTaggingHeader(v string) ([]s3.Tag, error) {
 }
 
 // requestTags reads the tags a write asks for in x-amz-tagging (x-obj-tagging), and
-// whether the request carries the header at all.
+// whether the request carries the header at all. Their limits are the service's to
+// check (a copy that keeps the source's tags ignores them).
 func (c *call) requestTags() ([]s3.Tag, bool, error) {
 	v, ok := c.headerValue("Tagging")
 	if !ok {
 		return nil, false, nil
 	}
 	tags, err := parseTaggingHeader(v)
-	if err != nil {
-		return nil, true, err
-	}
-	return tags, true, s3.CheckObjectTags(tags)
+	return tags, true, err
 }
 
 // headerValue returns a request header under its x-amz- name or, failing that, its
