@@ -306,3 +306,58 @@ func TestCheckTagLimits(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestTagKeySetConditions: s3:RequestObjectTagKeys under ForAnyValue: and
+// ForAllValues:, positive and negated, with and without tags asked for.
+func TestTagKeySetConditions(t *testing.T) {
+	req := func(keys ...string) PolicyRequest {
+		q := PolicyRequest{Requester: AnonymousRequester, Action: ActionPutObject, Bucket: "bkt", Key: "k"}
+		if keys != nil {
+			q.Tags.HasRequest = true
+			for _, k := range keys {
+				q.Tags.Request = append(q.Tags.Request, Tag{Key: k})
+			}
+		}
+		return q
+	}
+	allowIf := func(cond string) *Policy {
+		t.Helper()
+		p, err := ParsePolicy([]byte(`{"Statement":[{"Effect":"Allow","Principal":"*","Action":"s3:PutObject","Resource":"arn:aws:s3:::bkt/*","Condition":` + cond + `}]}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	const (
+		anyOf     = `{"ForAnyValue:StringEquals":{"s3:RequestObjectTagKeys":["a","b"]}}`
+		allOf     = `{"ForAllValues:StringEquals":{"s3:RequestObjectTagKeys":["a","b"]}}`
+		anyNot    = `{"ForAnyValue:StringNotEquals":{"s3:RequestObjectTagKeys":["a","b"]}}`
+		allNot    = `{"ForAllValues:StringNotEquals":{"s3:RequestObjectTagKeys":["secret"]}}`
+		anyExists = `{"ForAnyValue:StringEqualsIfExists":{"s3:RequestObjectTagKeys":"a"}}`
+	)
+	for _, c := range []struct {
+		cond string
+		req  PolicyRequest
+		want bool
+	}{
+		{anyOf, req("a"), true},
+		{anyOf, req("c", "b"), true},
+		{anyOf, req("c"), false},
+		{anyOf, req(), false},
+		{anyOf, req([]string{}...), false},
+		{allOf, req("a", "b"), true},
+		{allOf, req("a", "c"), false},
+		{allOf, req(), true}, // no value: vacuously all
+		{anyNot, req("a", "c"), true},
+		{anyNot, req("a", "b"), false},
+		{allNot, req("a", "b"), true},
+		{allNot, req("a", "secret"), false},
+		{anyExists, req(), true},
+		{anyExists, req("b"), false},
+	} {
+		got := allowIf(c.cond).Evaluate(c.req) == EffectAllow
+		if got != c.want {
+			t.Errorf("%s with tags %v (asked: %v): %v, want %v", c.cond, c.req.Tags.Request, c.req.Tags.HasRequest, got, c.want)
+		}
+	}
+}
