@@ -1,7 +1,8 @@
 package main
 
 // End-to-end tests of S3 tagging through minio-go (every signature and addressing
-// combination) and of the tag conditions of bucket policies over HTTP.
+// combination) and the AWS CLI (boto3's are in testdata/boto3/clients.py), and of the
+// tag conditions of bucket policies over HTTP.
 
 import (
 	"context"
@@ -113,4 +114,61 @@ func TestS3TagPolicyConditions(t *testing.T) {
 	c.must(t, http.StatusOK, http.MethodPut, bkt, "owned", "", hdr{"x-amz-tagging", "owner=me"}, "x")
 	bad := strings.Replace(doc, "s3:RequestObjectTag/owner", "s3:RequestObjectTag/", 1)
 	expectS3Error(t, c.do(t, http.MethodPut, bkt, "", "policy", nil, bad), http.StatusBadRequest, "MalformedPolicy")
+}
+
+// awscliTagSet is what `aws s3api get-object-tagging` and `get-bucket-tagging` print.
+type awscliTagSet struct {
+	TagSet []struct{ Key, Value string } `json:"TagSet"`
+}
+
+// tagMap returns the tag set as a map.
+func (ts awscliTagSet) tagMap() map[string]string {
+	m := map[string]string{}
+	for _, tg := range ts.TagSet {
+		m[tg.Key] = tg.Value
+	}
+	return m
+}
+
+// TestS3TaggingAwscli: the AWS CLI's put-object --tagging, get/put/delete-object-tagging
+// and put/get/delete-bucket-tagging (a missing bucket tag set is NoSuchTagSet).
+func TestS3TaggingAwscli(t *testing.T) {
+	t.Parallel()
+	bin := awscliBinary(t)
+	s := startDefaultS3Server(t)
+	u := s3CreateUser(t, s, "awscli-tags@example.com", "Awscli Tags")
+	r := newAwscliRunner(t, bin, s, u.cred())
+	const b = "awscli-tags"
+	r.run(t, "s3api", "create-bucket", "--bucket", b)
+	r.run(t, "s3api", "put-object", "--bucket", b, "--key", "obj", "--tagging", "project=cairn&stage=cli%20test")
+	var ts awscliTagSet
+	r.runJSON(t, &ts, "s3api", "get-object-tagging", "--bucket", b, "--key", "obj")
+	if got := ts.tagMap(); !maps.Equal(got, map[string]string{"project": "cairn", "stage": "cli test"}) {
+		t.Errorf("put-object --tagging: %v", got)
+	}
+	r.run(t, "s3api", "put-object-tagging", "--bucket", b, "--key", "obj", "--tagging", `{"TagSet":[{"Key":"k","Value":"v"}]}`)
+	ts = awscliTagSet{}
+	r.runJSON(t, &ts, "s3api", "get-object-tagging", "--bucket", b, "--key", "obj")
+	if got := ts.tagMap(); !maps.Equal(got, map[string]string{"k": "v"}) {
+		t.Errorf("put-object-tagging: %v", got)
+	}
+	r.run(t, "s3api", "delete-object-tagging", "--bucket", b, "--key", "obj")
+	ts = awscliTagSet{}
+	r.runJSON(t, &ts, "s3api", "get-object-tagging", "--bucket", b, "--key", "obj")
+	if len(ts.TagSet) != 0 {
+		t.Errorf("delete-object-tagging: %v", ts.TagSet)
+	}
+	if _, errOut, err := r.try("s3api", "get-bucket-tagging", "--bucket", b); err == nil || !strings.Contains(errOut, "NoSuchTagSet") {
+		t.Errorf("get-bucket-tagging without tags: %v\n%s", err, errOut)
+	}
+	r.run(t, "s3api", "put-bucket-tagging", "--bucket", b, "--tagging", `{"TagSet":[{"Key":"team","Value":"storage"}]}`)
+	ts = awscliTagSet{}
+	r.runJSON(t, &ts, "s3api", "get-bucket-tagging", "--bucket", b)
+	if got := ts.tagMap(); !maps.Equal(got, map[string]string{"team": "storage"}) {
+		t.Errorf("put-bucket-tagging: %v", got)
+	}
+	r.run(t, "s3api", "delete-bucket-tagging", "--bucket", b)
+	if _, errOut, err := r.try("s3api", "get-bucket-tagging", "--bucket", b); err == nil || !strings.Contains(errOut, "NoSuchTagSet") {
+		t.Errorf("get-bucket-tagging after delete: %v\n%s", err, errOut)
+	}
 }
