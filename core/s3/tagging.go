@@ -119,9 +119,9 @@ func (s *Service) ObjectTagging(ctx context.Context, r Requester, bucket, key st
 }
 
 // SetObjectTagging replaces the object's tags (s3:PutObjectTagging in the bucket
-// policy, else WRITE on the bucket), in the object's manifest record: atomic with the
-// object, so a tagging never lands on a version that replaced the one it was meant for
-// only by being committed against the record as read.
+// policy, else WRITE on the bucket) in the object's manifest record, committed on
+// condition that the record is still as read: atomic with the object, a tagging never
+// lands on a version that replaced the one it read.
 func (s *Service) SetObjectTagging(ctx context.Context, r Requester, bucket, key string, tags []Tag) error {
 	if err := CheckObjectTags(tags); err != nil {
 		return err
