@@ -194,7 +194,7 @@ func TestS3Errors(t *testing.T) {
 		{name: "NotImplemented/torrent", q: al.req("GET", "errs", "obj", "torrent", nil, ""), status: 501, code: "NotImplemented"},
 		{name: "NotImplemented/restore", q: al.req("POST", "errs", "obj", "restore", nil, "<RestoreRequest/>"), status: 501, code: "NotImplemented"},
 		{name: "NoSuchUpload/upload part", q: al.req("PUT", "errs", "mp", "partNumber=1&uploadId=abc", nil, "x"), status: 404, code: "NoSuchUpload"},
-		{name: "NotImplemented/tagging", q: al.req("GET", "errs", "obj", "tagging", nil, ""), status: 501, code: "NotImplemented"},
+		{name: "NoSuchTagSet", q: al.req("GET", "errs", "", "tagging", nil, ""), status: 404, code: "NoSuchTagSet"},
 		// Conditions and ranges
 		{name: "PreconditionFailed", q: al.req("GET", "errs", "obj", "", hdr{"If-Match", `"abc"`}, ""), status: 412, code: "PreconditionFailed", resource: "/errs/obj"},
 		{name: "PreconditionFailed/head", q: al.req("HEAD", "errs", "obj", "", hdr{"If-Match", `"abc"`}, ""), status: 412, code: "PreconditionFailed"},

@@ -612,13 +612,7 @@ func TestS3Unimplemented(t *testing.T) {
 		{http.MethodGet, "", "cors", ""},
 		{http.MethodPut, "", "cors", `<CORSConfiguration><CORSRule><AllowedMethod>GET</AllowedMethod><AllowedOrigin>*</AllowedOrigin></CORSRule></CORSConfiguration>`},
 		{http.MethodDelete, "", "cors", ""},
-		{http.MethodGet, "", "tagging", ""},
-		{http.MethodPut, "", "tagging", `<Tagging><TagSet><Tag><Key>k</Key><Value>v</Value></Tag></TagSet></Tagging>`},
-		{http.MethodDelete, "", "tagging", ""},
 		{http.MethodPut, "", "versioning", `<VersioningConfiguration><Status>Enabled</Status></VersioningConfiguration>`},
-		{http.MethodGet, "obj", "tagging", ""},
-		{http.MethodPut, "obj", "tagging", `<Tagging><TagSet><Tag><Key>k</Key><Value>v</Value></Tag></TagSet></Tagging>`},
-		{http.MethodDelete, "obj", "tagging", ""},
 		{http.MethodGet, "obj", "torrent", ""},
 	}
 	for _, sign := range []s3SigVer{s3V2, s3V4} {

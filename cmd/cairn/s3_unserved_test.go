@@ -30,8 +30,8 @@ func TestS3UnservedSubResources(t *testing.T) {
 	c.put(t, "unserved", "obj", "the body")
 	bucketOnly := []string{"accelerate", "analytics", "cors", "encryption", "intelligent-tiering", "inventory",
 		"lifecycle", "logging", "metadataTable", "metrics", "notification", "object-lock", "ownershipControls",
-		"publicAccessBlock", "replication", "requestPayment", "tagging", "versions", "website"}
-	objectOnly := []string{"attributes", "legal-hold", "restore", "retention", "select", "tagging", "torrent",
+		"publicAccessBlock", "replication", "requestPayment", "versions", "website"}
+	objectOnly := []string{"attributes", "legal-hold", "restore", "retention", "select", "torrent",
 		"renameObject", "location", "policy", "policyStatus", "versioning", "delete", "versionId=3HL4kqtJlcpXroDTDmJ"}
 	type target struct {
 		key  string
@@ -164,7 +164,7 @@ func TestS3EncryptionHeadersRefused(t *testing.T) {
 }
 
 // TestS3UnservedMinio: through minio-go, an SSE-S3 upload, GetObjectAttributes,
-// GetObjectTagging and GetBucketEncryption answer NotImplemented; nothing is stored in
+// GetBucketLifecycle and GetBucketEncryption answer NotImplemented; nothing is stored in
 // clear for the refused upload.
 func TestS3UnservedMinio(t *testing.T) {
 	t.Parallel()
@@ -188,8 +188,8 @@ func TestS3UnservedMinio(t *testing.T) {
 		if minioCode(err) != "NotImplemented" {
 			t.Errorf("%s: GetObjectAttributes: %v, want NotImplemented", combo.name, err)
 		}
-		if _, err := mc.GetObjectTagging(ctx, "unserved-minio", "obj", minio.GetObjectTaggingOptions{}); minioCode(err) != "NotImplemented" {
-			t.Errorf("%s: GetObjectTagging: %v, want NotImplemented", combo.name, err)
+		if _, err := mc.GetBucketLifecycle(ctx, "unserved-minio"); minioCode(err) != "NotImplemented" {
+			t.Errorf("%s: GetBucketLifecycle: %v, want NotImplemented", combo.name, err)
 		}
 		if _, err := mc.GetBucketEncryption(ctx, "unserved-minio"); minioCode(err) != "NotImplemented" {
 			t.Errorf("%s: GetBucketEncryption: %v, want NotImplemented", combo.name, err)

@@ -19,6 +19,7 @@ const (
 	ActionAbortMultipartUpload       = "s3:AbortMultipartUpload"
 	ActionListMultipartUploadParts   = "s3:ListMultipartUploadParts"
 	ActionListBucketMultipartUploads = "s3:ListBucketMultipartUploads"
+	ActionDeleteBucketTagging        = "s3:DeleteBucketTagging"
 )
 
 // Effect is what a bucket policy says about a request.
@@ -35,7 +36,13 @@ const (
 // key: the bucket policy first (a Deny refuses, an Allow grants), then the ACL grants
 // perm (acl is the object's ACL, or nil for the bucket's).
 func (s *Service) allowed(b *Bucket, acl *ACL, r Requester, action, key string, perm Permission) bool {
-	switch b.policyEffect(r, action, key) {
+	return s.allowedFor(b, acl, r, action, key, perm, PolicyTags{})
+}
+
+// allowedFor is allowed for a request whose policy conditions may test tags: the
+// object's current ones and those the request asks for.
+func (s *Service) allowedFor(b *Bucket, acl *ACL, r Requester, action, key string, perm Permission, tags PolicyTags) bool {
+	switch b.policyEffectFor(r, action, key, tags) {
 	case EffectDeny:
 		return false
 	case EffectAllow:
@@ -54,8 +61,14 @@ func (b *Bucket) denies(r Requester, action, key string) bool {
 
 // policyEffect evaluates the bucket's policy, if it has one.
 func (b *Bucket) policyEffect(r Requester, action, key string) Effect {
+	return b.policyEffectFor(r, action, key, PolicyTags{})
+}
+
+// policyEffectFor evaluates the bucket's policy, if it has one, for a request whose
+// conditions may test tags.
+func (b *Bucket) policyEffectFor(r Requester, action, key string, tags PolicyTags) Effect {
 	if b.Policy == nil {
 		return EffectNone
 	}
-	return b.Policy.Evaluate(PolicyRequest{Requester: r, Action: action, Bucket: b.Name, Key: key})
+	return b.Policy.Evaluate(PolicyRequest{Requester: r, Action: action, Bucket: b.Name, Key: key, Tags: tags})
 }

@@ -27,8 +27,9 @@ type CheckReport struct {
 const maxCheckErrors = 100
 
 // Check verifies the S3 tables of db without changing them: users and their e-mail and
-// canonical-id entries agree, every bucket is in its owner's list and back, every
-// manifest belongs to an existing bucket and has exactly the chunks its size needs, and
+// canonical-id entries agree, every bucket is in its owner's list and back, bucket and
+// object tags keep their limits, every manifest belongs to an existing bucket and has
+// exactly the chunks its size needs, and
 // every chunk belongs to a manifest or to pending work (a chunk no one owns is a leak).
 // It finds every problem: the error joins the first maxCheckErrors, and the report
 // counts them all.
@@ -99,6 +100,9 @@ func Check(db storage.Store, blobs storage.BlobStore) (CheckReport, error) {
 			continue
 		}
 		buckets[b.Name] = b
+		if err := CheckBucketTags(b.Tags); err != nil {
+			bad("s3: bucket %s: tags: %v", b.Name, err)
+		}
 		if _, ok := tables["ob"][key(b.Owner.ID, b.Name)]; !ok {
 			bad("s3: bucket %s missing from its owner's list", b.Name)
 		}
@@ -156,6 +160,9 @@ func Check(db storage.Store, blobs storage.BlobStore) (CheckReport, error) {
 		}
 		if _, ok := buckets[bucket]; !ok {
 			bad("s3: object %s/%s is in a bucket that does not exist", bucket, name)
+		}
+		if err := CheckObjectTags(m.Tags); err != nil {
+			bad("s3: manifest %s/%s: tags: %v", bucket, name, err)
 		}
 		id, err := hex.DecodeString(m.UUID)
 		if err != nil || len(id) != 16 {

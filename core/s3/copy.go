@@ -15,6 +15,9 @@ type CopyInput struct {
 	// ReplaceMeta takes the content type, metadata and headers from In instead of the
 	// source (metadata directive REPLACE).
 	ReplaceMeta bool
+	// ReplaceTags gives the new object In.Tags instead of the source's tags (tagging
+	// directive REPLACE).
+	ReplaceTags bool
 	// In gives the new object's ACL (ACL or Canned) and, with ReplaceMeta, its content
 	// type, metadata and headers. Its Body, Size and MD5 are ignored.
 	In PutInput
@@ -46,6 +49,9 @@ func (s *Service) CopyObject(ctx context.Context, r Requester, srcBucket, srcKey
 	in := ci.In
 	if !ci.ReplaceMeta {
 		in.ContentType, in.Meta, in.Headers = m.ContentType, m.Meta, m.Headers
+	}
+	if !ci.ReplaceTags {
+		in.Tags, in.HasTags = m.Tags, false
 	}
 	in.MD5 = nil
 	in.Size = m.Size

@@ -51,6 +51,9 @@ const (
 	EntityTooSmall            = s3types.EntityTooSmall
 	NoSuchBucketPolicy        = s3types.NoSuchBucketPolicy
 	ServiceUnavailable        = s3types.ServiceUnavailable
+	BadRequest                = s3types.BadRequest
+	InvalidTag                = s3types.InvalidTag
+	NoSuchTagSet              = s3types.NoSuchTagSet
 )
 
 // Error is an error the client caused or must see: an S3 code and a message safe to send.

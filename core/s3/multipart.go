@@ -43,6 +43,8 @@ type Upload struct {
 	Meta        []MetaPair        `json:"meta,omitempty"`
 	Headers     map[string]string `json:"headers,omitempty"`
 	ACL         ACL               `json:"acl"`
+	// Tags are the tags the object gets at completion (x-amz-tagging at initiation).
+	Tags []Tag `json:"tags,omitempty"`
 	// Parts counts the part commits: each rewrites the record, so that a completion
 	// or abort, conditional on the record it read, conflicts with a part committed
 	// after it listed the parts (by another service over the same store).
@@ -164,7 +166,10 @@ func (s *Service) CreateUpload(ctx context.Context, r Requester, bucket, key str
 	if err := checkMeta(in.Meta); err != nil {
 		return nil, err
 	}
-	b, err := s.writableBucket(ctx, r, bucket, ActionPutObject, key)
+	if err := CheckObjectTags(in.Tags); err != nil {
+		return nil, err
+	}
+	b, err := s.writableBucketFor(ctx, r, bucket, ActionPutObject, key, in.requestTags())
 	if err != nil {
 		return nil, err
 	}
@@ -177,7 +182,7 @@ func (s *Service) CreateUpload(ctx context.Context, r Requester, bucket, key str
 	_, _ = rand.Read(id)
 	u := &Upload{Bucket: bucket, Key: key, ID: base64.RawURLEncoding.EncodeToString(id), Owner: owner,
 		Initiated: time.Now().UTC().Truncate(time.Millisecond), ContentType: in.ContentType, Meta: in.Meta,
-		Headers: in.Headers, ACL: acl}
+		Headers: in.Headers, ACL: acl, Tags: in.Tags}
 	v, err := json.Marshal(u)
 	if err != nil {
 		return nil, wrapf(err, "encode upload")
@@ -390,7 +395,7 @@ func (s *Service) completeIn(t *txn, u *Upload, want []CompletePart, conds Write
 	invalid := Errorf(InvalidPart, "One or more of the specified parts could not be found. The part may not have been uploaded, or the specified entity tag may not match the part's entity tag.")
 	h := md5.New()
 	m := &Manifest{ChunkSize: s.cfg.ChunkSize, ContentType: u.ContentType, Meta: u.Meta, Headers: u.Headers,
-		Owner: u.Owner, ACL: u.ACL}
+		Owner: u.Owner, ACL: u.ACL, Tags: u.Tags}
 	used := map[int]bool{}
 	for i, w := range want {
 		p, ok := byNumber[w.Number]

@@ -43,6 +43,15 @@ type PutInput struct {
 	Canned string
 	// Conditions, when set, are the write's preconditions on the key's current version.
 	Conditions WriteConditions
+	// Tags are the object's tags (x-amz-tagging); HasTags says the request gave the
+	// header (even empty), for the s3:RequestObjectTag policy conditions.
+	Tags    []Tag
+	HasTags bool
+}
+
+// requestTags is what the bucket-policy tag conditions see of a new object's write.
+func (in PutInput) requestTags() PolicyTags {
+	return PolicyTags{Request: in.Tags, HasRequest: in.HasTags}
 }
 
 // writeRecord is the value of a "w" record: a multi-chunk write in progress.
@@ -99,11 +108,17 @@ func checkNewKey(key string) error {
 // writableBucket returns the bucket if r may write objects into it: action on key
 // under the bucket policy, else WRITE in the bucket's ACL.
 func (s *Service) writableBucket(ctx context.Context, r Requester, bucket, action, key string) (*Bucket, error) {
+	return s.writableBucketFor(ctx, r, bucket, action, key, PolicyTags{})
+}
+
+// writableBucketFor is writableBucket for a write whose policy conditions may test the
+// tags it asks for.
+func (s *Service) writableBucketFor(ctx context.Context, r Requester, bucket, action, key string, tags PolicyTags) (*Bucket, error) {
 	b, err := s.Bucket(ctx, bucket)
 	if err != nil {
 		return nil, err
 	}
-	if !s.allowed(b, nil, r, action, key, PermWrite) {
+	if !s.allowedFor(b, nil, r, action, key, PermWrite, tags) {
 		return nil, errAccessDenied
 	}
 	return b, nil
@@ -128,7 +143,10 @@ func (s *Service) PutObject(ctx context.Context, r Requester, bucket, key string
 	if err := in.Conditions.validate(); err != nil {
 		return nil, err
 	}
-	b, err := s.writableBucket(ctx, r, bucket, ActionPutObject, key)
+	if err := CheckObjectTags(in.Tags); err != nil {
+		return nil, err
+	}
+	b, err := s.writableBucketFor(ctx, r, bucket, ActionPutObject, key, in.requestTags())
 	if err != nil {
 		return nil, err
 	}
@@ -146,7 +164,7 @@ func (s *Service) PutObject(ctx context.Context, r Requester, bucket, key string
 		return nil, err
 	}
 	m := &Manifest{UUID: ext.ID, Size: in.Size, ChunkSize: ext.ChunkSize, Blob: ext.Blob, ETag: hex.EncodeToString(sum),
-		ContentType: in.ContentType, Meta: in.Meta, Headers: in.Headers, Owner: owner, ACL: acl}
+		ContentType: in.ContentType, Meta: in.Meta, Headers: in.Headers, Owner: owner, ACL: acl, Tags: in.Tags}
 	if err := s.commit(ctx, bucket, key, m, data, in.Conditions); err != nil {
 		s.abandonExtent(ext, in.Size)
 		return nil, err
@@ -443,7 +461,7 @@ func (s *Service) readable(ctx context.Context, get getter, r Requester, bucket,
 	if perm == PermReadACP {
 		action = ActionGetObjectACL
 	}
-	if !s.allowed(b, &m.ACL, r, action, key, perm) {
+	if !s.allowedFor(b, &m.ACL, r, action, key, perm, tagsOf(m, nil)) {
 		return nil, errAccessDenied
 	}
 	return m, nil
@@ -733,22 +751,8 @@ func (s *Service) ObjectACL(ctx context.Context, r Requester, bucket, key string
 // owner must be the object's owner (empty means the object's owner); a canned one is
 // built for the object's owner and its bucket's.
 func (s *Service) SetObjectACL(ctx context.Context, r Requester, bucket, key string, spec ACLSpec) error {
-	b, err := s.Bucket(ctx, bucket)
-	if err != nil {
-		return err
-	}
-	if err := checkKey(key); err != nil {
-		return err
-	}
-	l := s.keyLock(bucket, key)
-	l.Lock()
-	defer l.Unlock()
-	return s.update(ctx, "set acl "+bucket+"/"+key, func(t *txn) error {
-		m, err := s.manifest(t.get, bucket, key)
-		if err != nil {
-			return s.hideMissing(b, r, err)
-		}
-		if !s.allowed(b, &m.ACL, r, ActionPutObjectACL, key, PermWriteACP) {
+	return s.changeManifest(ctx, r, bucket, key, "set acl", func(b *Bucket, m *Manifest) error {
+		if !s.allowedFor(b, &m.ACL, r, ActionPutObjectACL, key, PermWriteACP, tagsOf(m, nil)) {
 			return errAccessDenied
 		}
 		acl, err := spec.Build(m.Owner, b.Owner)
@@ -760,13 +764,50 @@ func (s *Service) SetObjectACL(ctx context.Context, r Requester, bucket, key str
 		}
 		acl.Owner = m.Owner
 		m.ACL = acl
-		v, err := json.Marshal(m)
-		if err != nil {
-			return wrapf(err, "encode manifest %s/%s", bucket, key)
-		}
-		t.b.Put(objectKey(bucket, key), v)
 		return nil
 	})
+}
+
+// changeManifest rewrites the current version's manifest of bucket/key in place (its
+// ACL or tags), as change leaves it (errUnchanged: left as it is), in one conditional
+// commit under the key's lock (what names the change in errors). change sees the bucket and the manifest as read
+// in the commit, and decides on permission: a missing key is NoSuchKey or
+// AccessDenied as hideMissing says.
+func (s *Service) changeManifest(ctx context.Context, r Requester, bucket, key, what string, change func(*Bucket, *Manifest) error) error {
+	b, err := s.Bucket(ctx, bucket)
+	if err != nil {
+		return err
+	}
+	if err := checkKey(key); err != nil {
+		return err
+	}
+	l := s.keyLock(bucket, key)
+	l.Lock()
+	defer l.Unlock()
+	return s.update(ctx, what+" "+bucket+"/"+key, func(t *txn) error {
+		m, err := s.manifest(t.get, bucket, key)
+		if err != nil {
+			return s.hideMissing(b, r, err)
+		}
+		switch err := change(b, m); {
+		case errors.Is(err, errUnchanged):
+			return nil
+		case err != nil:
+			return err
+		}
+		return putManifest(t, bucket, key, m)
+	})
+}
+
+// putManifest adds to t the rewrite of bucket/key's manifest record as m (the same
+// version, changed in place: its ACL or tags).
+func putManifest(t *txn, bucket, key string, m *Manifest) error {
+	v, err := json.Marshal(m)
+	if err != nil {
+		return wrapf(err, "encode manifest %s/%s", bucket, key)
+	}
+	t.b.Put(objectKey(bucket, key), v)
+	return nil
 }
 
 func checkMeta(meta []MetaPair) error {

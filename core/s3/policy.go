@@ -30,7 +30,17 @@ import (
 //	                 "StringLike": {"s3:prefix": ["home/*", ""]},
 //	                 "StringNotEqualsIfExists": {"aws:Referer": "..."},
 //	                 "NumericLessThanEquals": {"s3:max-keys": "100"},
-//	                 "Null": {"aws:UserAgent": "true"}, ...}}]}
+//	                 "Null": {"aws:UserAgent": "true"},
+//	                 "StringEquals": {"s3:ExistingObjectTag/class": "public",
+//	                                  "s3:RequestObjectTag/owner": "..."}, ...}}]}
+//
+// The tag keys s3:ExistingObjectTag/<key> (the object's current tags, on the object
+// actions that read or change an existing object) and s3:RequestObjectTag/<key> (the
+// tags a PUT, copy with REPLACE, multipart initiation or PutObjectTagging asks for)
+// take the string operators and Null; <key> is a tag key, matched with its case.
+// s3:RequestObjectTagKeys, the keys of the tags asked for, is multi-valued: it takes a
+// string operator under the set qualifiers ForAnyValue: and ForAllValues:, which no
+// other key takes.
 //
 // Principals are canonical user ids; "*" is everyone, anonymous requesters included; a
 // {"Service": ...} principal is accepted and matches no request.
@@ -76,9 +86,50 @@ type PolicyRequest struct {
 	Action    string
 	Bucket    string
 	Key       string
+	// Tags are the tags the conditions s3:ExistingObjectTag/<key> and
+	// s3:RequestObjectTag/<key> test.
+	Tags PolicyTags
 	// now is the time conditions on aws:CurrentTime and aws:EpochTime compare with
 	// (zero: the current time); tests set it.
 	now time.Time
+}
+
+// PolicyTags are the tags a request's policy conditions may test: the object's current
+// tags (s3:ExistingObjectTag/<key>) and, when HasRequest, the tags the request asks
+// for (s3:RequestObjectTag/<key>).
+type PolicyTags struct {
+	Existing   []Tag
+	Request    []Tag
+	HasRequest bool
+}
+
+// The prefixes of the tag condition keys (lower case); the tag key follows, its case
+// kept.
+const (
+	condExistingTag = "s3:existingobjecttag/"
+	condRequestTag  = "s3:requestobjecttag/"
+)
+
+// tagCondKey splits a tag condition key into its lower-case prefix and the tag key, or
+// reports that key is not one (or names no valid tag key).
+func tagCondKey(key string) (prefix, tag string, ok bool) {
+	for _, p := range []string{condExistingTag, condRequestTag} {
+		if len(key) > len(p) && strings.EqualFold(key[:len(p)], p) {
+			tag = key[len(p):]
+			return p, tag, utf8.RuneCountInString(tag) <= MaxTagKeyLength && utf8.ValidString(tag)
+		}
+	}
+	return "", "", false
+}
+
+// tagValue returns the value of tag key among tags, and whether it is there.
+func tagValue(tags []Tag, key string) (string, bool) {
+	for _, t := range tags {
+		if t.Key == key {
+			return t.Value, true
+		}
+	}
+	return "", false
 }
 
 // statement is one parsed policy statement. Each of the principal, action and
@@ -172,6 +223,9 @@ const ifExistsSuffix = "IfExists"
 
 // lookupCondOp finds an operator by name, with its ...IfExists form (not for Null).
 func lookupCondOp(name string) (op condOp, ifExists, ok bool) {
+	if strings.Contains(name, ":") {
+		return condOp{}, false, false // a set qualifier is cut by setQualifier first
+	}
 	if op, ok := condOps[name]; ok {
 		return op, false, true
 	}
@@ -181,6 +235,33 @@ func lookupCondOp(name string) (op condOp, ifExists, ok bool) {
 	}
 	return condOp{}, false, false
 }
+
+// setQual is the set qualifier of a condition on a multi-valued key: how the request's
+// values combine.
+type setQual int
+
+const (
+	setNone      setQual = iota
+	setAnyValue          // ForAnyValue: at least one request value passes
+	setAllValues         // ForAllValues: every request value passes (none: true)
+)
+
+// setQualifier cuts a set qualifier ("ForAnyValue:", "ForAllValues:") off an operator
+// name.
+func setQualifier(name string) (setQual, string) {
+	if rest, ok := strings.CutPrefix(name, "ForAnyValue:"); ok {
+		return setAnyValue, rest
+	}
+	if rest, ok := strings.CutPrefix(name, "ForAllValues:"); ok {
+		return setAllValues, rest
+	}
+	return setNone, name
+}
+
+// condRequestTagKeys is the one multi-valued condition key: the keys of the tags a
+// write asks for. It is taken only under a set qualifier, and a set qualifier only
+// with it and a string operator, so that no condition means what AWS would not.
+const condRequestTagKeys = "s3:requestobjecttagkeys"
 
 // The condition keys whose value a request may carry as a string (lower case: keys
 // match ignoring case). The request's values come in Requester.Keys.
@@ -237,6 +318,8 @@ type condition struct {
 	// ifExists makes the condition hold when the key is absent from the request.
 	ifExists bool
 	key      string         // lower case
+	tag      string         // the tag key of a tag condition key (its case kept)
+	set      setQual        // the set qualifier (condRequestTagKeys only)
 	prefixes []netip.Prefix // condIP
 	bools    []bool         // condBool, condNull
 	times    []time.Time    // condDate
@@ -535,9 +618,10 @@ func parseConditions(v json.RawMessage) ([]condition, error) {
 	}
 	var out []condition
 	for name, keys := range block {
-		op, ifExists, ok := lookupCondOp(name)
-		if !ok {
-			return nil, malformed("Invalid Condition type: %q (supported: String*, Numeric*, Date*, Bool, IpAddress, NotIpAddress, their ...IfExists forms, and Null)", name)
+		set, opName := setQualifier(name)
+		op, ifExists, ok := lookupCondOp(opName)
+		if !ok || (set != setNone && op.kind != condString) {
+			return nil, malformed("Invalid Condition type: %q (supported: String*, Numeric*, Date*, Bool, IpAddress, NotIpAddress, their ...IfExists forms, and Null; ForAnyValue: and ForAllValues: on String*)", name)
 		}
 		if len(keys) == 0 {
 			return nil, malformed("Condition %s names no key", name)
@@ -546,7 +630,7 @@ func parseConditions(v json.RawMessage) ([]condition, error) {
 			return nil, malformed("Statement has more than %d conditions", MaxStatementConditions)
 		}
 		for key, raw := range keys {
-			c, err := parseCondition(op, ifExists, name, key, raw)
+			c, err := parseCondition(op, ifExists, set, name, key, raw)
 			if err != nil {
 				return nil, err
 			}
@@ -557,9 +641,17 @@ func parseConditions(v json.RawMessage) ([]condition, error) {
 }
 
 // parseCondition parses the values of one key under one operator.
-func parseCondition(op condOp, ifExists bool, name, key string, raw json.RawMessage) (condition, error) {
+func parseCondition(op condOp, ifExists bool, set setQual, name, key string, raw json.RawMessage) (condition, error) {
 	lk := strings.ToLower(key)
-	if !containsString(condKeys[op.kind], lk) {
+	prefix, tag, isTag := tagCondKey(key)
+	if (set != setNone) != (lk == condRequestTagKeys) {
+		return condition{}, malformed("Policy has an invalid condition key: %q for %s (%s takes ForAnyValue: or ForAllValues:, and only it does)", key, name, "s3:RequestObjectTagKeys")
+	}
+	switch {
+	case set != setNone:
+	case isTag && (op.kind == condString || op.kind == condNull):
+		lk = prefix
+	case !containsString(condKeys[op.kind], lk):
 		return condition{}, malformed("Policy has an invalid condition key: %q for %s", key, name)
 	}
 	vals, ok := conditionValues(raw)
@@ -569,7 +661,7 @@ func parseCondition(op condOp, ifExists bool, name, key string, raw json.RawMess
 	if len(vals) > MaxConditionValues {
 		return condition{}, malformed("Condition %s %s: more than %d values", name, key, MaxConditionValues)
 	}
-	c := condition{op: op, ifExists: ifExists, key: lk}
+	c := condition{op: op, ifExists: ifExists, set: set, key: lk, tag: tag}
 	for _, val := range vals {
 		if err := c.addValue(val); err != nil {
 			return condition{}, malformed("Condition %s %s: %v", name, key, err)
@@ -915,7 +1007,21 @@ func (req PolicyRequest) time() time.Time {
 // operator fail and a negated one hold, except that ...IfExists operators hold; Null
 // holds when one of its values says the key's absence (true: absent, false: present).
 func (c *condition) holds(req PolicyRequest) bool {
-	v, present := req.lookup(c.key)
+	if c.set != setNone {
+		return c.holdsForSet(req)
+	}
+	var v string
+	var present bool
+	switch c.key {
+	case condExistingTag:
+		v, present = tagValue(req.Tags.Existing, c.tag)
+	case condRequestTag:
+		if req.Tags.HasRequest {
+			v, present = tagValue(req.Tags.Request, c.tag)
+		}
+	default:
+		v, present = req.lookup(c.key)
+	}
 	if c.op.kind == condNull {
 		return slices.Contains(c.bools, !present)
 	}
@@ -923,6 +1029,28 @@ func (c *condition) holds(req PolicyRequest) bool {
 		return c.ifExists || c.op.negate
 	}
 	return c.matches(req, v) != c.op.negate
+}
+
+// holdsForSet evaluates a condition with a set qualifier against the keys of the tags
+// the request asks for, as AWS does: each request value passes when it matches one of
+// the condition's values (a negated operator: none of them); ForAnyValue holds when one
+// passes, ForAllValues when all do (also when there are none). A request that asks for
+// no tags has no value: ForAnyValue then fails unless ...IfExists.
+func (c *condition) holdsForSet(req PolicyRequest) bool {
+	keys := req.Tags.Request
+	if !req.Tags.HasRequest || len(keys) == 0 {
+		return c.set == setAllValues || c.ifExists
+	}
+	for _, t := range keys {
+		pass := c.matches(req, t.Key) != c.op.negate
+		if pass && c.set == setAnyValue {
+			return true
+		}
+		if !pass && c.set == setAllValues {
+			return false
+		}
+	}
+	return c.set == setAllValues
 }
 
 // matches reports whether any of the condition's values matches the request's value v

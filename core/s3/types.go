@@ -14,6 +14,8 @@ type Bucket struct {
 	ACL     ACL       `json:"acl"`
 	// Policy is the bucket policy, if one is set.
 	Policy *Policy `json:"policy,omitempty"`
+	// Tags are the bucket's tags (PUT ?tagging), nil when it has none.
+	Tags []Tag `json:"tags,omitempty"`
 	// Deleting, when set, is when a DeleteBucket marked the record to check that the
 	// bucket is empty (see DeleteBucket); object commits wait for it.
 	Deleting time.Time `json:"deleting,omitzero"`
@@ -52,6 +54,8 @@ type Manifest struct {
 	Headers map[string]string `json:"headers,omitempty"`
 	Owner   Owner             `json:"owner"`
 	ACL     ACL               `json:"acl"`
+	// Tags are the object's tags (x-amz-tagging, PUT ?tagging), at most MaxObjectTags.
+	Tags []Tag `json:"tags,omitempty"`
 	// Parts, for an object assembled by a multipart upload, are its data in order,
 	// each stored under its own chunk id (UUID then names no data).
 	Parts []Extent `json:"parts,omitempty"`

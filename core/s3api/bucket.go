@@ -33,6 +33,10 @@ func (c *call) serveBucket() {
 	if c.refuseUnserved() {
 		return
 	}
+	if c.has("tagging") {
+		c.serveBucketTagging()
+		return
+	}
 	ctx := c.r.Context()
 	switch c.r.Method {
 	case http.MethodGet:

@@ -15,7 +15,8 @@ import (
 // data becomes the addressed object. x-amz-metadata-directive COPY (the default) keeps
 // the source's content type, metadata and stored headers, REPLACE takes them from the
 // request; the new object's ACL always comes from the request's canned ACL or grant
-// headers (private without either). The x-amz-copy-source-if-* conditions are checked
+// headers (private without either). x-amz-tagging-directive COPY (the default) keeps
+// the source's tags, REPLACE takes x-amz-tagging. The x-amz-copy-source-if-* conditions are checked
 // against the source before any data moves (412 PreconditionFailed).
 func (c *call) copyObject() {
 	srcBucket, srcKey, err := parseCopySource(c.header("Copy-Source"))
@@ -32,13 +33,18 @@ func (c *call) copyObject() {
 		c.fail(s3.Errorf(s3.InvalidArgument, "Unknown metadata directive."))
 		return
 	}
+	replaceTags, err := c.taggingDirective()
+	if err != nil {
+		c.fail(err)
+		return
+	}
 	in, err := c.objectInput()
 	if err != nil {
 		c.fail(err)
 		return
 	}
 	m, err := c.a.svc.CopyObject(c.r.Context(), c.who, srcBucket, srcKey, c.bucket, c.key,
-		s3.CopyInput{Check: c.copyConditions(), ReplaceMeta: replace, In: in})
+		s3.CopyInput{Check: c.copyConditions(), ReplaceMeta: replace, ReplaceTags: replaceTags, In: in})
 	if err != nil {
 		c.fail(err)
 		return

@@ -30,6 +30,10 @@ func (c *call) serveObject() {
 		c.serveMultipart()
 		return
 	}
+	if c.has("tagging") {
+		c.serveObjectTagging()
+		return
+	}
 	switch c.r.Method {
 	case http.MethodGet, http.MethodHead:
 		if c.has("acl") {
@@ -117,8 +121,8 @@ func (c *call) contentMD5() ([]byte, error) {
 
 // objectInput reads the headers that describe a new object (PUT, multipart initiate,
 // copy): Content-Type, user metadata, the stored standard headers (Content-Encoding
-// without aws-chunked), and the canned ACL or the grant headers (not both: 400
-// InvalidRequest). Body, Size and MD5 are left to the caller.
+// without aws-chunked), the canned ACL or the grant headers (not both: 400
+// InvalidRequest), and the tags of x-amz-tagging. Body, Size and MD5 are left to the caller.
 func (c *call) objectInput() (s3.PutInput, error) {
 	r := c.r
 	in := s3.PutInput{ContentType: r.Header.Get("Content-Type"), Meta: c.userMeta(), Headers: map[string]string{}}
@@ -141,6 +145,9 @@ func (c *call) objectInput() (s3.PutInput, error) {
 		return s3.PutInput{}, err
 	}
 	in.ACL, in.Canned = spec.ACL, spec.Canned
+	if in.Tags, in.HasTags, err = c.requestTags(); err != nil {
+		return s3.PutInput{}, err
+	}
 	return in, nil
 }
 
@@ -269,6 +276,9 @@ func (c *call) getObject() {
 	h.Set("Accept-Ranges", "bytes")
 	for k, v := range m.Headers {
 		h.Set(k, v)
+	}
+	if len(m.Tags) > 0 {
+		h[c.names.prefix+"tagging-count"] = []string{strconv.Itoa(len(m.Tags))}
 	}
 	for _, p := range m.Meta {
 		// Lower case as the client wrote it (and AWS answers): header names are

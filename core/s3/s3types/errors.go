@@ -16,6 +16,7 @@ const (
 	AuthorizationHeaderMalformed      Code = "AuthorizationHeaderMalformed"
 	AuthorizationQueryParametersError Code = "AuthorizationQueryParametersError"
 	BadDigest                         Code = "BadDigest"
+	BadRequest                        Code = "BadRequest"
 	BucketAlreadyExists               Code = "BucketAlreadyExists"
 	BucketNotEmpty                    Code = "BucketNotEmpty"
 	EntityTooLarge                    Code = "EntityTooLarge"
@@ -30,6 +31,7 @@ const (
 	InvalidPartOrder                  Code = "InvalidPartOrder"
 	InvalidRange                      Code = "InvalidRange"
 	InvalidRequest                    Code = "InvalidRequest"
+	InvalidTag                        Code = "InvalidTag"
 	InvalidUserField                  Code = "InvalidUserField"
 	KeyTooLong                        Code = "KeyTooLongError"
 	MalformedACLError                 Code = "MalformedACLError"
@@ -45,6 +47,7 @@ const (
 	NoSuchBucketPolicy                Code = "NoSuchBucketPolicy"
 	NoSuchKey                         Code = "NoSuchKey"
 	NoSuchUpload                      Code = "NoSuchUpload"
+	NoSuchTagSet                      Code = "NoSuchTagSet"
 	NoSuchUser                        Code = "NoSuchUser"
 	NoSuchVersion                     Code = "NoSuchVersion"
 	NotImplemented                    Code = "NotImplemented"
@@ -72,6 +75,7 @@ var statusOf = map[Code]int{
 	AuthorizationHeaderMalformed:      400,
 	AuthorizationQueryParametersError: 400,
 	BadDigest:                         400,
+	BadRequest:                        400,
 	BucketAlreadyExists:               409,
 	BucketNotEmpty:                    409,
 	EntityTooLarge:                    400,
@@ -86,6 +90,7 @@ var statusOf = map[Code]int{
 	InvalidPartOrder:                  400,
 	InvalidRange:                      416,
 	InvalidRequest:                    400,
+	InvalidTag:                        400,
 	InvalidUserField:                  400,
 	KeyTooLong:                        400,
 	MalformedACLError:                 400,
@@ -101,6 +106,7 @@ var statusOf = map[Code]int{
 	NoSuchBucketPolicy:                404,
 	NoSuchKey:                         404,
 	NoSuchUpload:                      404,
+	NoSuchTagSet:                      404,
 	NoSuchUser:                        404,
 	NoSuchVersion:                     404,
 	NotImplemented:                    501,

@@ -129,3 +129,31 @@ func FuzzParseGrantHeaders(f *testing.F) {
 		}
 	})
 }
+
+// FuzzParseTagging: the Tagging parser never panics, answers only S3 errors, and what
+// it accepts renders back (MarshalTagging) to the same tags.
+func FuzzParseTagging(f *testing.F) {
+	f.Add(string(MarshalTagging([]s3types.Tag{{Key: "k", Value: "v"}, {Key: "a&b", Value: ""}})))
+	f.Add(`<Tagging><TagSet><Tag><Key>k</Key><Value>v</Value></Tag></TagSet></Tagging>`)
+	f.Add(`<Tagging><TagSet><Tag><Key>k</Key></Tag></TagSet></Tagging>`)
+	f.Add(`<Tagging/>`)
+	f.Add(`<Tagging><TagSet/></Tagging><!-- c -->`)
+	f.Fuzz(func(t *testing.T, body string) {
+		tags, err := ParseTagging([]byte(body))
+		if err != nil {
+			if s3types.AsError(err) == nil {
+				t.Fatalf("error is not an *s3types.Error: %v", err)
+			}
+			return
+		}
+		again, err := ParseTagging(MarshalTagging(tags))
+		if err != nil || len(again) != len(tags) {
+			t.Fatalf("%q renders to what does not parse back: %v", tags, err)
+		}
+		for i := range tags {
+			if again[i] != tags[i] {
+				t.Fatalf("tag %q renders back as %q", tags[i], again[i])
+			}
+		}
+	})
+}

@@ -2,8 +2,8 @@
 
 Checks, through unmodified boto3 calls, what an S3 user sees with no server flags: user
 metadata round trips (an empty value, mixed-case keys come back in lower case as AWS
-answers), request ids on success and on error, and copy with the COPY and REPLACE
-metadata directives. Prints one line per check; exits 1 at the first failed one; the last
+answers), request ids on success and on error, copy with the COPY and REPLACE
+metadata directives, conditional writes, and object and bucket tagging. Prints one line per check; exits 1 at the first failed one; the last
 line is "PASS boto3".
 
 Environment: CAIRN_S3_ENDPOINT (http://host:port), CAIRN_S3_KEY, CAIRN_S3_SECRET,
@@ -120,7 +120,61 @@ def main():
         check(s3.get_object(Bucket=b, Key="lock")["Body"].read() == b"two", "IfMatch the current ETag: replaced")
     else:
         print("boto3 " + boto3.__version__ + " has no IfNoneMatch: conditional writes not tried")
+    tagging(s3, b)
     print("PASS boto3")
+
+
+def tagging(s3, b):
+    """Object and bucket tagging: Tagging= on put_object, copy_object and
+    create_multipart_upload, get/put/delete_object_tagging, TagCount on GET, the limits,
+    and put/get/delete_bucket_tagging."""
+    s3.put_object(Bucket=b, Key="tagged", Body=b"tags", Tagging="project=cairn&stage=test%20run")
+    got = s3.get_object_tagging(Bucket=b, Key="tagged")["TagSet"]
+    check(got == [{"Key": "project", "Value": "cairn"}, {"Key": "stage", "Value": "test run"}],
+          "put_object Tagging=: get_object_tagging", got)
+    check(s3.get_object(Bucket=b, Key="tagged").get("TagCount") == 2, "get_object: TagCount 2")
+    ids(s3.put_object_tagging(Bucket=b, Key="tagged", Tagging={"TagSet": [{"Key": "k", "Value": "v & w"}]}),
+        "put_object_tagging")
+    got = s3.get_object_tagging(Bucket=b, Key="tagged")["TagSet"]
+    check(got == [{"Key": "k", "Value": "v & w"}], "put_object_tagging replaces the tags", got)
+    e = error_of(s3.put_object_tagging, "eleven tags", Bucket=b, Key="tagged",
+                 Tagging={"TagSet": [{"Key": "k%d" % i, "Value": "v"} for i in range(11)]})
+    check(e["Error"]["Code"] == "BadRequest" and e["ResponseMetadata"]["HTTPStatusCode"] == 400,
+          "eleven tags: 400 BadRequest", e["Error"])
+    e = error_of(s3.put_object_tagging, "a reserved key", Bucket=b, Key="tagged",
+                 Tagging={"TagSet": [{"Key": "aws:x", "Value": "v"}]})
+    check(e["Error"]["Code"] == "InvalidTag", "aws: prefix: InvalidTag", e["Error"])
+    check(s3.get_object_tagging(Bucket=b, Key="tagged")["TagSet"] == [{"Key": "k", "Value": "v & w"}],
+          "a refused tagging changes nothing")
+    # Copy: the source's tags by default, the request's with REPLACE.
+    s3.copy_object(Bucket=b, Key="tag-copy", CopySource={"Bucket": b, "Key": "tagged"})
+    check(s3.get_object_tagging(Bucket=b, Key="tag-copy")["TagSet"] == [{"Key": "k", "Value": "v & w"}],
+          "copy_object: the source's tags")
+    s3.copy_object(Bucket=b, Key="tag-copy", CopySource={"Bucket": b, "Key": "tagged"},
+                   TaggingDirective="REPLACE", Tagging="new=1")
+    check(s3.get_object_tagging(Bucket=b, Key="tag-copy")["TagSet"] == [{"Key": "new", "Value": "1"}],
+          "copy_object TaggingDirective=REPLACE: the request's tags")
+    # Multipart: the tags of the initiation, at completion.
+    up = s3.create_multipart_upload(Bucket=b, Key="tag-mp", Tagging="part=whole")
+    p = s3.upload_part(Bucket=b, Key="tag-mp", UploadId=up["UploadId"], PartNumber=1, Body=b"one part")
+    s3.complete_multipart_upload(Bucket=b, Key="tag-mp", UploadId=up["UploadId"],
+                                 MultipartUpload={"Parts": [{"PartNumber": 1, "ETag": p["ETag"]}]})
+    check(s3.get_object_tagging(Bucket=b, Key="tag-mp")["TagSet"] == [{"Key": "part", "Value": "whole"}],
+          "create_multipart_upload Tagging=: the object's tags")
+    s3.delete_object_tagging(Bucket=b, Key="tagged")
+    check(s3.get_object_tagging(Bucket=b, Key="tagged")["TagSet"] == [], "delete_object_tagging")
+    check("TagCount" not in s3.get_object(Bucket=b, Key="tagged"), "no TagCount without tags")
+    # Bucket tags.
+    e = error_of(s3.get_bucket_tagging, "bucket without tags", Bucket=b)
+    check(e["Error"]["Code"] == "NoSuchTagSet" and e["ResponseMetadata"]["HTTPStatusCode"] == 404,
+          "get_bucket_tagging without tags: 404 NoSuchTagSet", e["Error"])
+    tags = [{"Key": "team", "Value": "storage"}, {"Key": "cost", "Value": ""}]
+    s3.put_bucket_tagging(Bucket=b, Tagging={"TagSet": tags})
+    got = s3.get_bucket_tagging(Bucket=b)["TagSet"]
+    check(got == tags, "put/get_bucket_tagging", got)
+    s3.delete_bucket_tagging(Bucket=b)
+    e = error_of(s3.get_bucket_tagging, "bucket tags deleted", Bucket=b)
+    check(e["Error"]["Code"] == "NoSuchTagSet", "delete_bucket_tagging", e["Error"])
 
 
 if __name__ == "__main__":
