@@ -5,7 +5,7 @@ import "strings"
 // WriteConditions are a write's preconditions on the key's current version (S3's
 // conditional writes, on PUT and on multipart completion): IfNoneMatch "*" writes only
 // if the key has no current version; IfMatch writes only over the current version
-// with that ETag (quoted or not; "*": any current version). They are checked in the
+// with one of its ETags (ETagMatches; "*": any current version). They are checked in the
 // write's own conditional commit, so that of racing writers exactly the ones whose
 // condition held when they committed succeed: of 32 racing creates, one.
 type WriteConditions struct {
@@ -33,20 +33,19 @@ func (c WriteConditions) check(old *Manifest) error {
 	if old == nil {
 		return Errorf(NoSuchKey, "The specified key does not exist.")
 	}
-	if c.IfMatch != "*" && !etagIn(c.IfMatch, old.ETag) {
+	if !ETagMatches(c.IfMatch, old.ETag) {
 		return errPreconditionFailed
 	}
 	return nil
 }
 
-// etagIn reports whether etag (unquoted) is in list, a comma-separated list of
-// ETags, each quoted or not (weak ones never match a write's condition).
-func etagIn(list, etag string) bool {
-	for v := range strings.SplitSeq(list, ",") {
-		if v = strings.TrimSpace(v); strings.HasPrefix(v, "W/") {
-			continue
-		}
-		if strings.Trim(v, `"`) == etag {
+// ETagMatches reports whether a list of entity tags (If-Match, If-None-Match and
+// their copy-source forms: comma-separated, each quoted or not, weak ones compared
+// weakly) or "*" names etag (unquoted).
+func ETagMatches(list, etag string) bool {
+	for t := range strings.SplitSeq(list, ",") {
+		t = strings.TrimPrefix(strings.TrimSpace(t), "W/")
+		if t == "*" || strings.Trim(t, `"`) == etag {
 			return true
 		}
 	}

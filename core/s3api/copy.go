@@ -146,7 +146,7 @@ func (c *call) copyConditions() func(*s3.Manifest) error {
 	return func(m *s3.Manifest) error {
 		precondition := &s3.Error{Code: s3.PreconditionFailed, Message: "At least one of the pre-conditions you specified did not hold"}
 		lm := m.LastModified.Truncate(time.Second)
-		if im != "" && !etagMatches(im, m.ETag) {
+		if im != "" && !s3.ETagMatches(im, m.ETag) {
 			return precondition
 		}
 		if ius != "" && im == "" {
@@ -154,7 +154,7 @@ func (c *call) copyConditions() func(*s3.Manifest) error {
 				return precondition
 			}
 		}
-		if inm != "" && etagMatches(inm, m.ETag) {
+		if inm != "" && s3.ETagMatches(inm, m.ETag) {
 			return precondition
 		}
 		if ims != "" && inm == "" {

@@ -331,7 +331,7 @@ func checkConditions(r *http.Request, m *s3.Manifest) error {
 	precondition := &s3.Error{Code: s3.PreconditionFailed, Message: "At least one of the pre-conditions you specified did not hold"}
 	notModified := &s3.Error{Code: s3.NotModified, Message: "Not Modified"}
 	im := r.Header.Get("If-Match")
-	if im != "" && !etagMatches(im, etag) {
+	if im != "" && !s3.ETagMatches(im, etag) {
 		return precondition
 	}
 	if v := r.Header.Get("If-Unmodified-Since"); v != "" && im == "" {
@@ -340,7 +340,7 @@ func checkConditions(r *http.Request, m *s3.Manifest) error {
 		}
 	}
 	inm := r.Header.Get("If-None-Match")
-	if inm != "" && etagMatches(inm, etag) {
+	if inm != "" && s3.ETagMatches(inm, etag) {
 		return notModified
 	}
 	if v := r.Header.Get("If-Modified-Since"); v != "" && inm == "" {
@@ -349,18 +349,6 @@ func checkConditions(r *http.Request, m *s3.Manifest) error {
 		}
 	}
 	return nil
-}
-
-// etagMatches reports whether a list of entity tags (or "*") names etag.
-func etagMatches(list, etag string) bool {
-	for _, t := range strings.Split(list, ",") {
-		t = strings.TrimSpace(t)
-		t = strings.TrimPrefix(t, "W/")
-		if t == "*" || strings.Trim(t, `"`) == etag {
-			return true
-		}
-	}
-	return false
 }
 
 // parseRange interprets a Range header against an object of size bytes. One range
