@@ -465,8 +465,8 @@ func (s *Store) storedAlready(ctx context.Context, stream streamRef, subject, ms
 const (
 	msgAttempt   = 2 * time.Second
 	batchAttempt = 5 * time.Second
-	// syncAttempt bounds one request of Sync for a key's last sequence: a read, so
-	// asking again early costs nothing but the request.
+	// syncAttempt bounds one request for a stream's last sequence (Sync's read
+	// index) or of a membership change: asking again early costs only the request.
 	syncAttempt = time.Second
 	// maxRetryPause caps the pause between attempts: "no responders" comes at once
 	// while an election runs, and a new leader should be found within this.
@@ -577,11 +577,12 @@ func (m pubMsg) natsMsg() *nats.Msg {
 func (s *Store) catchUp(ctx context.Context, stream streamRef, conds []storage.Condition) {
 	ctx, cancel := context.WithTimeout(ctx, conflictCatchUp)
 	defer cancel()
-	for _, c := range conds {
-		if err := s.syncKey(ctx, stream, c.Key); err != nil {
-			s.node.log.Debug("cluster: catch up after a conflict", "stream", stream.name(), "err", err)
-			return
-		}
+	if len(conds) == 0 {
+		return
+	}
+	// The stream's last sequence covers every condition's key (all in stream).
+	if err := s.syncStream(ctx, stream); err != nil {
+		s.node.log.Debug("cluster: catch up after a conflict", "stream", stream.name(), "err", err)
 	}
 }
 
@@ -613,6 +614,12 @@ func (s *Store) Sync(ctx context.Context, key []byte) error {
 	if err != nil {
 		return err
 	}
+	return s.syncStream(ctx, stream)
+}
+
+// syncStream waits until the local applier of stream applied the stream's last
+// sequence, as a read-index round gives it (lastSeq).
+func (s *Store) syncStream(ctx context.Context, stream streamRef) error {
 	seq, err := s.lastSeq(ctx, stream)
 	if err != nil || seq == 0 {
 		return err
@@ -622,33 +629,6 @@ func (s *Store) Sync(ctx context.Context, key []byte) error {
 		return err
 	}
 	return a.waitApplied(ctx, seq)
-}
-
-// syncKey waits until the local applier of stream reached key's latest sequence.
-func (s *Store) syncKey(ctx context.Context, stream streamRef, key []byte) error {
-	st, err := s.node.streamHandle(ctx, stream.name())
-	if errors.Is(err, jetstream.ErrStreamNotFound) {
-		return nil
-	}
-	if err != nil {
-		return fmt.Errorf("cluster: sync %s: %w", stream.name(), err)
-	}
-	// Asked again every syncAttempt while no leader answers: one asked of a lost leader
-	// would otherwise wait for ctx while a new leader is elected.
-	raw, err := retryUnanswered(ctx, syncAttempt, func(ctx context.Context) (*jetstream.RawStreamMsg, error) {
-		return st.GetLastMsgForSubject(ctx, stream.keySubject(key))
-	})
-	if errors.Is(err, jetstream.ErrMsgNotFound) {
-		return nil
-	}
-	if err != nil {
-		return fmt.Errorf("cluster: sync %s: %w", stream.name(), err)
-	}
-	a, err := s.node.applierOf(stream)
-	if err != nil {
-		return err
-	}
-	return a.waitApplied(ctx, raw.Sequence)
 }
 
 // checkMajority returns ErrNoMajority when the embedded server has routes to fewer

@@ -137,7 +137,9 @@ func (s *Service) DeleteObjectTagging(ctx context.Context, r Requester, bucket, 
 
 // retag sets the tags of bucket/key to tags (nil: none), allowed by action in the
 // bucket policy (conditions see the object's current tags and, for a put, the new
-// ones), else by WRITE on the bucket, as Cairn's other object writes.
+// ones), else by WRITE_ACP on the object, as a change of its ACL: WRITE on the bucket
+// must not let a grantee retag another's object (tags can be what a policy's
+// s3:ExistingObjectTag condition grants or denies reads by).
 func (s *Service) retag(ctx context.Context, r Requester, bucket, key, action string, tags []Tag) error {
 	var asked *[]Tag
 	if action == ActionPutObjectTagging {
@@ -147,7 +149,7 @@ func (s *Service) retag(ctx context.Context, r Requester, bucket, key, action st
 		tags = nil
 	}
 	return s.changeManifest(ctx, r, bucket, key, "set tagging", func(b *Bucket, m *Manifest) error {
-		if !s.allowedFor(b, nil, r, action, key, PermWrite, tagsOf(m, asked)) {
+		if !s.allowedFor(b, &m.ACL, r, action, key, PermWriteACP, tagsOf(m, asked)) {
 			return errAccessDenied
 		}
 		if m.Tags == nil && tags == nil {

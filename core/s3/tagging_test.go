@@ -101,6 +101,17 @@ func TestObjectTagging(t *testing.T) {
 	wantCode(t, s.DeleteObjectTagging(ctx, bob, "tagged", "a"), AccessDenied)
 	_, err := s.ObjectTagging(ctx, bob, "tagged", "a")
 	wantCode(t, err, AccessDenied)
+	// WRITE on the bucket does not let a grantee retag another's object: tags can be
+	// what a policy grants reads by (s3:ExistingObjectTag).
+	mustBucket(t, s, alice, "shared", "public-read-write")
+	if _, err := s.PutObject(ctx, alice, "shared", "secret", PutInput{Body: strings.NewReader("x"), Size: 1}); err != nil {
+		t.Fatal(err)
+	}
+	wantCode(t, s.SetObjectTagging(ctx, bob, "shared", "secret", []Tag{{Key: "class", Value: "public"}}), AccessDenied)
+	wantCode(t, s.DeleteObjectTagging(ctx, bob, "shared", "secret"), AccessDenied)
+	if err := s.SetObjectTagging(ctx, alice, "shared", "secret", []Tag{{Key: "class", Value: "secret"}}); err != nil {
+		t.Fatalf("the object's owner retags: %v", err)
+	}
 	wantCode(t, s.SetObjectTagging(ctx, alice, "tagged", "missing", one), NoSuchKey)
 	wantCode(t, s.SetObjectTagging(ctx, alice, "nobucket", "a", one), NoSuchBucket)
 	if got := tagsOfKey("a"); !reflect.DeepEqual(got, two) {
