@@ -33,18 +33,28 @@ func (c WriteConditions) check(old *Manifest) error {
 	if old == nil {
 		return Errorf(NoSuchKey, "The specified key does not exist.")
 	}
-	if !ETagMatches(c.IfMatch, old.ETag) {
+	if !etagMatch(c.IfMatch, old.ETag, false) {
 		return errPreconditionFailed
 	}
 	return nil
 }
 
-// ETagMatches reports whether a list of entity tags (If-Match, If-None-Match and
-// their copy-source forms: comma-separated, each quoted or not, weak ones compared
-// weakly) or "*" names etag (unquoted).
-func ETagMatches(list, etag string) bool {
+// ETagMatches reports whether a list of entity tags (the read conditions If-Match,
+// If-None-Match and their copy-source forms: comma-separated, each quoted or not,
+// weak ones compared weakly) or "*" names etag (unquoted).
+func ETagMatches(list, etag string) bool { return etagMatch(list, etag, true) }
+
+// etagMatch is ETagMatches; without weak, weak entity tags never match (RFC 9110's
+// strong comparison, which a write's If-Match uses).
+func etagMatch(list, etag string, weak bool) bool {
 	for t := range strings.SplitSeq(list, ",") {
-		t = strings.TrimPrefix(strings.TrimSpace(t), "W/")
+		t = strings.TrimSpace(t)
+		if w, ok := strings.CutPrefix(t, "W/"); ok {
+			if !weak {
+				continue
+			}
+			t = w
+		}
 		if t == "*" || strings.Trim(t, `"`) == etag {
 			return true
 		}

@@ -31,6 +31,7 @@ func TestConditionalPut(t *testing.T) {
 		{"create over an existing key", "k", WriteConditions{IfNoneMatch: "*"}, PreconditionFailed},
 		{"If-None-Match with an ETag", "k", WriteConditions{IfNoneMatch: `"` + first.ETag + `"`}, NotImplemented},
 		{"If-Match another ETag", "k", WriteConditions{IfMatch: `"0123"`}, PreconditionFailed},
+		{"If-Match a weak ETag", "k", WriteConditions{IfMatch: `W/"` + first.ETag + `"`}, PreconditionFailed},
 		{"If-Match on a missing key", "nope", WriteConditions{IfMatch: `"` + first.ETag + `"`}, NoSuchKey},
 		{"If-Match * on a missing key", "nope", WriteConditions{IfMatch: "*"}, NoSuchKey},
 		{"If-Match the current ETag, in a list", "k", WriteConditions{IfMatch: `"x", "` + first.ETag + `"`}, ""},
