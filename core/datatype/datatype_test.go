@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -373,4 +374,20 @@ func mustMerge(t *testing.T, a, b Data) Data {
 		t.Fatal(err)
 	}
 	return m
+}
+
+// TestParseOpTokenBound: a body of many tiny values is refused before it is decoded,
+// and an invalid operation's echo in the error is bounded.
+func TestParseOpTokenBound(t *testing.T) {
+	body := "[" + strings.Repeat("0,", maxOpTokens) + "0]"
+	_, err := ParseOp(Set, []byte(body))
+	var oe *OpError
+	if !errors.As(err, &oe) || !strings.Contains(oe.Msg, "at most") {
+		t.Fatalf("a body of %d tokens: %v", maxOpTokens+2, err)
+	}
+	big := `{"nonsense":"` + strings.Repeat("x", 10000) + `"}`
+	_, err = ParseOp(Counter, []byte(big))
+	if !errors.As(err, &oe) || len(oe.Msg) > maxEchoed+200 {
+		t.Fatalf("an invalid operation's error is %d bytes: %v", len(oe.Msg), err)
+	}
 }

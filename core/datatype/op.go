@@ -52,6 +52,13 @@ type fieldUpdate struct {
 // texts ("Couldn't decode JSON: ...", "Invalid operation on datatype 'set': ...",
 // "Invalid map field name '...'").
 func ParseOp(k Kind, body []byte) (Op, error) {
+	// The body is decoded into generic values, each far larger than the bytes that
+	// spell it ("0," is two bytes, its value dozens): the values are counted first,
+	// without keeping any, so that a large body of tiny elements is refused for what
+	// it names before it is decoded.
+	if err := checkTokens(body, maxOpTokens); err != nil {
+		return Op{}, err
+	}
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.UseNumber()
 	var j any
@@ -90,7 +97,33 @@ type parser struct {
 // invalid is Riak's error for an operation the kind does not have.
 func invalid(k Kind, j any) error {
 	b, _ := json.Marshal(j)
+	if len(b) > maxEchoed {
+		b = append(b[:maxEchoed:maxEchoed], "..."...)
+	}
 	return opErrorf(fmt.Sprintf("Invalid operation on datatype '%s': %s", k, b))
+}
+
+// maxEchoed bounds the part of an invalid operation an error message repeats.
+const maxEchoed = 256
+
+// maxOpTokens bounds the JSON tokens (values, keys and delimiters) of an operation:
+// several per element or field it may name (MaxOpElements), and the structure
+// around them.
+const maxOpTokens = 8*MaxOpElements + 1024
+
+// checkTokens refuses a body of more than limit JSON tokens, reading them one at a
+// time without keeping them. Malformed JSON passes: the decode that follows reports it.
+func checkTokens(body []byte, limit int) error {
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.UseNumber()
+	for n := 0; ; n++ {
+		if _, err := dec.Token(); err != nil {
+			return nil // io.EOF, or malformed: the decode says which
+		}
+		if n >= limit {
+			return opErrorf(fmt.Sprintf("Couldn't decode JSON: an operation may name at most %d elements and fields", MaxOpElements))
+		}
+	}
 }
 
 // counter parses N, "increment", "decrement", {"increment":N} or {"decrement":N}.

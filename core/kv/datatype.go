@@ -150,6 +150,7 @@ func (s *Service) DatatypeUpdate(ctx context.Context, typ, bucket, key string, o
 		return DatatypeResult{}, err
 	}
 	var result datatype.Data
+	stored := 0 // the bytes of the value written
 	update := func(cur *core.Object) (core.Sibling, []int, error) {
 		v, keep, err := datatypeOf(cur, k)
 		if err != nil {
@@ -177,7 +178,7 @@ func (s *Service) DatatypeUpdate(ctx context.Context, typ, bucket, key string, o
 		s.queuePostcommit(p, hooks.OpPut, view)
 	}
 	if s.cfg.Observer != nil {
-		s.cfg.Observer.RecordPut(time.Since(start), len(datatype.Marshal(result)))
+		s.cfg.Observer.RecordPut(time.Since(start), stored)
 	}
 	res := resultOf(result)
 	res.Expiry = obj.Expiry

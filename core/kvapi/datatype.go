@@ -35,7 +35,7 @@ func (a *API) datatypeResource() resource {
 		if err != nil {
 			return err
 		}
-		if _, err := boolParam(q, "returnbody", false); err != nil {
+		if p.returnBody, err = boolParam(q, "returnbody", false); err != nil {
 			return err
 		}
 		k, err := a.kv.DatatypeKind(r.Context(), l.typ, l.bucket)

@@ -46,6 +46,7 @@ func TestDatatypesHTTP(t *testing.T) {
 			get("/types/counters/buckets/b/datatypes/c", http.StatusOK, `{"type":"counter","value":4}`)
 			get("/types/counters/buckets/b/datatypes/none", http.StatusNotFound, `{"type":"counter","error":"notfound"}`)
 
+			post("/types/counters/buckets/b/datatypes/c?returnbody=TRUE", `1`, http.StatusOK, `{"type":"counter","value":5}`)
 			r := post("/types/sets/buckets/b/datatypes/s?returnbody=true", `{"add_all":["b","a"]}`, http.StatusOK, "")
 			var got struct {
 				Type    string
