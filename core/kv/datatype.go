@@ -166,6 +166,7 @@ func (s *Service) DatatypeUpdate(ctx context.Context, typ, bucket, key string, o
 		if err := s.datatypePrecommit(ctx, p, typ, bucket, key, cur, result); err != nil {
 			return core.Sibling{}, nil, err
 		}
+		stored = len(sib.Value)
 		return sib, keep, nil
 	}
 	sync := opts.DW.Resolve(p.NVal, p.DW) >= 1
