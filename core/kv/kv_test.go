@@ -362,3 +362,54 @@ func TestReopenKeepsObjectsAndNodeID(t *testing.T) {
 		t.Fatalf("after reopen: %v", got)
 	}
 }
+
+// ownerOf owns the object keys it lists.
+type ownerOf map[string]bool
+
+func (o ownerOf) Owns(k []byte) bool { return o[string(k)] }
+
+// TestReapDueResumes: a pass that stopped at its scan bound resumes after its last
+// entry, so tombstones another node owns, however many, cannot hold back the ones this
+// node owns; a pass that reached the end starts again from the first.
+func TestReapDueResumes(t *testing.T) {
+	defer func(n int) { maxReapScan = n }(maxReapScan)
+	maxReapScan = 2
+	clk := &fakeClock{t: time.Unix(1_700_000_000, 0)}
+	s := newTestService(t, Config{Now: clk.Now, ReapDelay: time.Second})
+	for i := range 5 {
+		k := fmt.Sprintf("k%d", i)
+		put(t, s, "b", k, "v", nil)
+		if _, err := s.Delete(ctx, core.DefaultType, "b", k, DeleteOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		clk.Add(time.Millisecond) // reap deadlines in key order
+	}
+	clk.Add(2 * time.Second)
+	mine := objectKey(core.DefaultType, "b", "k4")
+	s.owner = ownerOf{string(mine): true}
+	passes := 0
+	for ; passes < 5; passes++ {
+		if _, err := s.db.Get(mine); errors.Is(err, storage.ErrNotFound) {
+			break
+		}
+		if err := s.ReapDue(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if passes != 3 {
+		t.Fatalf("this node's tombstone reaped after %d passes, want 3 (two entries a pass, four owned elsewhere first)", passes)
+	}
+	// The others' entries stay for their owner; owning everything again, one pass
+	// from the start reaps them.
+	s.owner = nil
+	for range 3 {
+		if err := s.ReapDue(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := range 4 {
+		if _, err := s.db.Get(objectKey(core.DefaultType, "b", fmt.Sprintf("k%d", i))); !errors.Is(err, storage.ErrNotFound) {
+			t.Fatalf("k%d not reaped once owned", i)
+		}
+	}
+}

@@ -47,7 +47,7 @@ func (s *Service) reapLoop() {
 }
 
 // maxReapScan bounds the due entries one pass reads, those other nodes reap included.
-const maxReapScan = 100_000
+var maxReapScan = 100_000
 
 // owns reports whether this node does the background work on the object key k: always
 // standalone; in a cluster when it leads the key's stream (storage.Owner).
@@ -61,13 +61,22 @@ func (s *Service) owns(k []byte) bool {
 func (s *Service) ReapDue() error {
 	now := s.now()
 	hi := storage.PrefixEnd(storage.ReapPrefix(now.UnixNano()))
-	it := s.db.Iterate(storage.Key(storage.TagReap), hi)
+	s.reapMu.Lock()
+	from := s.reapFrom
+	s.reapMu.Unlock()
+	if from == nil {
+		from = storage.Key(storage.TagReap)
+	}
+	it := s.db.Iterate(from, hi)
 	type due struct {
 		entry            []byte
 		typ, bucket, key string
 	}
 	var list []due
-	for scanned := 0; scanned < maxReapScan && len(list) < 10_000 && it.Next(); scanned++ {
+	var last []byte // the last entry scanned, when the scan stopped before the end
+	scanned := 0
+	for ; scanned < maxReapScan && len(list) < 10_000 && it.Next(); scanned++ {
+		last = append(last[:0], it.Key()...)
 		_, typ, bucket, key, err := storage.DecodeReapKey(it.Key())
 		if err != nil {
 			// A malformed entry cannot name an object: drop it.
@@ -79,11 +88,22 @@ func (s *Service) ReapDue() error {
 		}
 		list = append(list, due{entry: append([]byte(nil), it.Key()...), typ: string(typ), bucket: string(bucket), key: string(key)})
 	}
+	ended := scanned < maxReapScan && len(list) < 10_000 // the loop ran out of entries
 	err := it.Err()
 	it.Release()
 	if err != nil {
 		return err
 	}
+	// A scan that stopped early resumes after its last entry, so that entries other
+	// nodes own (a cluster) cannot hold this node's own back; one that reached the end
+	// starts again from the first.
+	s.reapMu.Lock()
+	if ended {
+		s.reapFrom = nil
+	} else {
+		s.reapFrom = append(last, 0)
+	}
+	s.reapMu.Unlock()
 	for _, e := range list {
 		select {
 		case <-s.stop: // shutting down: the entries stay queued for the next start

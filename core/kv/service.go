@@ -82,11 +82,15 @@ type Service struct {
 	fresh storage.Freshener
 	// owner is db when it is a replicated store whose background work on a key is one
 	// node's (storage.Owner); nil: this node does all of it.
-	owner  storage.Owner
-	cfg    Config
-	nodeID string
-	now    func() time.Time
-	log    *slog.Logger
+	owner storage.Owner
+	// reapFrom is where ReapDue's next scan starts (nil: the queue's start); reapMu
+	// guards it.
+	reapMu   sync.Mutex
+	reapFrom []byte
+	cfg      Config
+	nodeID   string
+	now      func() time.Time
+	log      *slog.Logger
 
 	// locks serialise this service's read-modify-writes of the keys hashing to each
 	// stripe: a fast path that spares them conflicts with each other. Correctness does
