@@ -50,7 +50,7 @@ func parseTaggingHeader(v string) ([]s3.Tag, error) {
 // whether the request carries the header at all. Their limits are the service's to
 // check (a copy that keeps the source's tags ignores them).
 func (c *call) requestTags() ([]s3.Tag, bool, error) {
-	v, ok := c.headerValue("Tagging")
+	v, ok := c.headerPresent("Tagging")
 	if !ok {
 		return nil, false, nil
 	}
@@ -58,16 +58,6 @@ func (c *call) requestTags() ([]s3.Tag, bool, error) {
 	return tags, true, err
 }
 
-// headerValue returns a request header under its x-amz- name or, failing that, its
-// x-obj- name (name is the part after the prefix), and whether either is present.
-func (c *call) headerValue(name string) (string, bool) {
-	for _, p := range []string{"X-Amz-", "X-Obj-"} {
-		if vs, ok := c.r.Header[p+name]; ok && len(vs) > 0 {
-			return vs[0], true
-		}
-	}
-	return "", false
-}
 
 // taggingDirective reads x-amz-tagging-directive: whether a copy replaces the source's
 // tags (REPLACE) or keeps them (COPY, the default). Another value is 400

@@ -34,7 +34,7 @@ type taggingDoc struct {
 // bounds the body (MaxTaggingBody).
 func ParseTagging(body []byte) ([]s3types.Tag, error) {
 	var doc taggingDoc
-	if err := decodeStrict(body, &doc); err != nil || doc.XMLName.Local != "Tagging" || doc.TagSet == nil {
+	if err := Decode(body, &doc); err != nil || doc.XMLName.Local != "Tagging" || doc.TagSet == nil {
 		return nil, errMalformedXML()
 	}
 	out := make([]s3types.Tag, 0, len(doc.TagSet.Tags))
