@@ -58,7 +58,6 @@ func (c *call) requestTags() ([]s3.Tag, bool, error) {
 	return tags, true, err
 }
 
-
 // taggingDirective reads x-amz-tagging-directive: whether a copy replaces the source's
 // tags (REPLACE) or keeps them (COPY, the default). Another value is 400
 // InvalidArgument. Case is ignored, as for the metadata directive.
