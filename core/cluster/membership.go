@@ -132,6 +132,17 @@ func (n *Node) Retire(ctx context.Context, name string) (RetireStatus, error) {
 		return st, fmt.Errorf("cluster: retire %q: %d servers would remain for streams of %d replicas; add a node first: %w",
 			name, len(st.Remaining), need, ErrMembershipConflict)
 	}
+	if m, _ := member(ms, name); m.Leader {
+		// The meta group's leader first hands over, so that its stop does not leave
+		// the cluster's stream management waiting for an election.
+		var resp apiResult
+		if err := n.sysRequest(ctx, "$JS.API.META.LEADER.STEPDOWN", map[string]string{}, &resp); err != nil {
+			return st, fmt.Errorf("cluster: retire %q: meta leader stepdown: %w", name, err)
+		}
+		if err := resp.err(); err != nil {
+			return st, fmt.Errorf("cluster: retire %q: meta leader stepdown: %w", name, err)
+		}
+	}
 	if pending := retirePending(streams, name); len(pending) > 0 {
 		var resp apiResult
 		if err := n.sysRequest(ctx, "$JS.API.SERVER.EVACUATE", map[string]string{"peer": name}, &resp); err != nil {
@@ -225,6 +236,9 @@ func (n *Node) Forget(ctx context.Context, name string) error {
 
 // streamInfos returns the info of every Cairn stream.
 func (n *Node) streamInfos(ctx context.Context) ([]*jetstream.StreamInfo, error) {
+	// Bounded: without a meta leader (an election) nobody answers the listing.
+	ctx, cancel := context.WithTimeout(ctx, streamListTimeout)
+	defer cancel()
 	var out []*jetstream.StreamInfo
 	lister := n.js.ListStreams(ctx)
 	for si := range lister.Info() {
@@ -237,6 +251,9 @@ func (n *Node) streamInfos(ctx context.Context) ([]*jetstream.StreamInfo, error)
 	}
 	return out, nil
 }
+
+// streamListTimeout bounds one listing of the streams' info.
+const streamListTimeout = 10 * time.Second
 
 // apiResult is the part of a JetStream API answer Cairn reads.
 type apiResult struct {

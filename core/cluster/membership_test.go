@@ -24,7 +24,7 @@ func TestRetireAndForget(t *testing.T) {
 	writeRange(t, c.Node(0).Store(), 0, keys, "a")
 	waitConverged(t, c)
 	n0 := c.Node(0)
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
 
 	if _, err := n0.Retire(ctx, "nope"); !errors.Is(err, cluster.ErrUnknownServer) {
@@ -47,9 +47,11 @@ func TestRetireAndForget(t *testing.T) {
 		t.Fatalf("forget a running server: %v; want ErrMembershipConflict", err)
 	}
 	c.Stop(3)
-	deadline := time.Now().Add(30 * time.Second)
+	deadline := time.Now().Add(60 * time.Second)
 	for {
-		err := n0.Forget(ctx, "n4")
+		fctx, fcancel := context.WithTimeout(ctx, 15*time.Second)
+		err := n0.Forget(fctx, "n4")
+		fcancel()
 		if err == nil {
 			break
 		}
