@@ -187,7 +187,7 @@ func TestS3Errors(t *testing.T) {
 		{name: "NotImplemented/versions", q: al.req("GET", "errs", "", "versions", nil, ""), status: 501, code: "NotImplemented"},
 		{name: "NotImplemented/lifecycle", q: al.req("GET", "errs", "", "lifecycle", nil, ""), status: 501, code: "NotImplemented"},
 		{name: "NotImplemented/put lifecycle", q: al.req("PUT", "errs", "", "lifecycle", nil, "<LifecycleConfiguration/>"), status: 501, code: "NotImplemented"},
-		{name: "NotImplemented/cors", q: al.req("GET", "errs", "", "cors", nil, ""), status: 501, code: "NotImplemented"},
+		{name: "NoSuchCORSConfiguration", q: al.req("GET", "errs", "", "cors", nil, ""), status: 404, code: "NoSuchCORSConfiguration"},
 		{name: "NoSuchBucketPolicy", q: al.req("GET", "errs", "", "policy", nil, ""), status: 404, code: "NoSuchBucketPolicy"},
 		{name: "NotImplemented/website", q: al.req("GET", "errs", "", "website", nil, ""), status: 501, code: "NotImplemented"},
 		{name: "NotImplemented/put versioning", q: al.req("PUT", "errs", "", "versioning", nil, "<VersioningConfiguration/>"), status: 501, code: "NotImplemented"},

@@ -609,9 +609,6 @@ func TestS3Unimplemented(t *testing.T) {
 		{http.MethodGet, "", "website", ""},
 		{http.MethodPut, "", "website", `<WebsiteConfiguration><IndexDocument><Suffix>index.html</Suffix></IndexDocument></WebsiteConfiguration>`},
 		{http.MethodDelete, "", "website", ""},
-		{http.MethodGet, "", "cors", ""},
-		{http.MethodPut, "", "cors", `<CORSConfiguration><CORSRule><AllowedMethod>GET</AllowedMethod><AllowedOrigin>*</AllowedOrigin></CORSRule></CORSConfiguration>`},
-		{http.MethodDelete, "", "cors", ""},
 		{http.MethodPut, "", "versioning", `<VersioningConfiguration><Status>Enabled</Status></VersioningConfiguration>`},
 		{http.MethodGet, "obj", "torrent", ""},
 	}
@@ -626,19 +623,6 @@ func TestS3Unimplemented(t *testing.T) {
 			}
 		}
 	}
-	// POST object (browser form upload): anonymous (the form carries the policy and
-	// signature) and signed.
-	const boundary = "cairn-form-boundary"
-	form := "--" + boundary + "\r\nContent-Disposition: form-data; name=\"key\"\r\n\r\nform-upload.txt\r\n" +
-		"--" + boundary + "\r\nContent-Disposition: form-data; name=\"file\"; filename=\"f.txt\"\r\nContent-Type: text/plain\r\n\r\nform data\r\n" +
-		"--" + boundary + "--\r\n"
-	for _, c := range []s3c{owner.anon(), owner, owner.withSign(s3V2).withHost(true), owner.anon().withHost(true)} {
-		r := c.do(t, http.MethodPost, "unimpl", "", "", hdr{"Content-Type", "multipart/form-data; boundary=" + boundary}, form)
-		t.Run("POST form as "+c.name(), func(t *testing.T) {
-			expectS3Error(t, r, http.StatusNotImplemented, "NotImplemented")
-		})
-	}
-	expectS3Error(t, owner.do(t, http.MethodGet, "unimpl", "form-upload.txt", "", nil, ""), http.StatusNotFound, "NoSuchKey")
 	// The object and bucket are as they were.
 	if r := owner.must(t, http.StatusOK, http.MethodGet, "unimpl", "obj", "", nil, ""); string(r.Body) != "an object" {
 		t.Errorf("object after the refused requests: %q", r.Body)

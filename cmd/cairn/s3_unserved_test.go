@@ -28,7 +28,7 @@ func TestS3UnservedSubResources(t *testing.T) {
 	c := s3c{s: s, cred: u.cred(), sign: s3V4}
 	c.mkBucket(t, "unserved")
 	c.put(t, "unserved", "obj", "the body")
-	bucketOnly := []string{"accelerate", "analytics", "cors", "encryption", "intelligent-tiering", "inventory",
+	bucketOnly := []string{"accelerate", "analytics", "encryption", "intelligent-tiering", "inventory",
 		"lifecycle", "logging", "metadataTable", "metrics", "notification", "object-lock", "ownershipControls",
 		"publicAccessBlock", "replication", "requestPayment", "versions", "website"}
 	objectOnly := []string{"attributes", "legal-hold", "restore", "retention", "select", "torrent",

@@ -54,6 +54,10 @@ const (
 	BadRequest                = s3types.BadRequest
 	InvalidTag                = s3types.InvalidTag
 	NoSuchTagSet              = s3types.NoSuchTagSet
+	NoSuchCORSConfiguration   = s3types.NoSuchCORSConfiguration
+	AccessForbidden           = s3types.AccessForbidden
+	InvalidPolicyDocument     = s3types.InvalidPolicyDocument
+	MalformedPOSTRequest      = s3types.MalformedPOSTRequest
 )
 
 // Error is an error the client caused or must see: an S3 code and a message safe to send.

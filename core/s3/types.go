@@ -19,6 +19,8 @@ type Bucket struct {
 	// Deleting, when set, is when a DeleteBucket marked the record to check that the
 	// bucket is empty (see DeleteBucket); object commits wait for it.
 	Deleting time.Time `json:"deleting,omitzero"`
+	// CORS are the bucket's CORS rules (PUT ?cors), nil when it has none.
+	CORS []CORSRule `json:"cors,omitempty"`
 }
 
 // BucketInfo is one entry of a user's bucket list (defined in s3types).

@@ -170,6 +170,16 @@ func (a *API) serve(w http.ResponseWriter, r *http.Request) {
 		c.serveAdmin()
 		return
 	}
+	if c.bucket != "" {
+		if r.Method == http.MethodOptions {
+			httpx.SetRoute(w, c.routeName())
+			c.preflight() // browsers send it unsigned: the CORS rules answer it
+			return
+		}
+		if origin := r.Header.Get("Origin"); origin != "" {
+			c.addCORSHeaders(origin)
+		}
+	}
 	if err := c.authenticate(); err != nil {
 		c.fail(err)
 		return

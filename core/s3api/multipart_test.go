@@ -96,6 +96,9 @@ func (e *mpEnv) do(q mpReq) mpResp {
 	for k, v := range q.header {
 		r.Header.Set(k, v)
 	}
+	if h := r.Header.Get("Host"); h != "" {
+		r.Host = h // host-style addressing
+	}
 	if q.as != nil {
 		sreq := &sig.Request{Method: r.Method, Host: r.Host, RawPath: q.path, RawQuery: q.query, Header: r.Header}
 		sig.SignRequestV2(sreq, q.as.KeyID, q.as.KeySecret, time.Now())

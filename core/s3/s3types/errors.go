@@ -64,6 +64,12 @@ const (
 	UnresolvableGrantByEmail  Code = "UnresolvableGrantByEmailAddress"
 	UserAlreadyExists         Code = "UserAlreadyExists"
 	XAmzContentSHA256Mismatch Code = "XAmzContentSHA256Mismatch"
+
+	// The codes of CORS and POST object (browser uploads).
+	AccessForbidden         Code = "AccessForbidden"
+	InvalidPolicyDocument   Code = "InvalidPolicyDocument"
+	MalformedPOSTRequest    Code = "MalformedPOSTRequest"
+	NoSuchCORSConfiguration Code = "NoSuchCORSConfiguration"
 )
 
 // statusOf is the one table of S3 error codes and the HTTP status each is answered with
@@ -121,6 +127,10 @@ var statusOf = map[Code]int{
 	UnresolvableGrantByEmail:          400,
 	UserAlreadyExists:                 409,
 	XAmzContentSHA256Mismatch:         400,
+	AccessForbidden:                   403,
+	InvalidPolicyDocument:             400,
+	MalformedPOSTRequest:              400,
+	NoSuchCORSConfiguration:           404,
 }
 
 // Status returns the HTTP status c is answered with: its entry in the table of codes,
