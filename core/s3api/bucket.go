@@ -116,8 +116,7 @@ func (c *call) serveBucket() {
 			return
 		}
 		if !c.hasSubResource() {
-			// POST to a bucket is S3's browser-form upload, which is not implemented.
-			c.notImplemented("POST object (browser-based form upload)")
+			c.postObject() // S3's browser-based form upload
 			return
 		}
 		c.methodNotAllowed()

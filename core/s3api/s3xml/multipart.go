@@ -75,12 +75,7 @@ func ParseCompleteMultipartUpload(body []byte) ([]s3types.CompletePart, error) {
 //
 //	<CompleteMultipartUploadResult xmlns="…"><Location/><Bucket/><Key/><ETag>"…"</ETag></CompleteMultipartUploadResult>
 func MarshalCompleteMultipartUpload(location, bucket, key, etag string) []byte {
-	w := NewWriter("CompleteMultipartUploadResult", true, 256+len(location)+len(bucket)+len(key))
-	w.Elem("Location", location)
-	w.Elem("Bucket", bucket)
-	w.Elem("Key", key)
-	w.ElemETag("ETag", etag)
-	return w.Bytes()
+	return marshalStored("CompleteMultipartUploadResult", true, location, bucket, key, etag)
 }
 
 // PartList is what a ListParts answer echoes and lists.
