@@ -16,7 +16,6 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -302,17 +301,5 @@ func TestS3BrowserBoto3(t *testing.T) {
 	py := boto3Python(t)
 	s := startS3Server(t)
 	u := s3CreateUser(t, s, "boto3-browser@example.com", "Boto3 Browser")
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, py, filepath.Join("testdata", "boto3", "browser.py"))
-	cmd.Env = []string{"HOME=" + t.TempDir(), "PATH=" + os.Getenv("PATH"), "LANG=C.UTF-8",
-		"AWS_EC2_METADATA_DISABLED=true", "AWS_CONFIG_FILE=/dev/null", "AWS_SHARED_CREDENTIALS_FILE=/dev/null",
-		"CAIRN_S3_ENDPOINT=http://" + s.S3Addr, "CAIRN_S3_KEY=" + u.KeyID, "CAIRN_S3_SECRET=" + u.KeySecret,
-		"CAIRN_S3_BUCKET=boto3-browser"}
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	err := cmd.Run()
-	if err != nil || !strings.HasSuffix(strings.TrimSpace(out.String()), "PASS boto3-browser") {
-		t.Fatalf("%s: %v\n%s", py, err, tail(out.String(), 4000))
-	}
+	runBoto3Script(t, py, s, u, "browser.py", "boto3-browser", "PASS boto3-browser")
 }
