@@ -103,6 +103,11 @@ func Check(db storage.Store, blobs storage.BlobStore) (CheckReport, error) {
 		if err := CheckBucketTags(b.Tags); err != nil {
 			bad("s3: bucket %s: tags: %v", b.Name, err)
 		}
+		if b.CORS != nil {
+			if err := CheckCORSRules(b.CORS); err != nil {
+				bad("s3: bucket %s: cors: %v", b.Name, err)
+			}
+		}
 		if _, ok := tables["ob"][key(b.Owner.ID, b.Name)]; !ok {
 			bad("s3: bucket %s missing from its owner's list", b.Name)
 		}

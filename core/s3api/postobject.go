@@ -144,6 +144,9 @@ func postInput(form *postForm, fields map[string]string) (s3.PutInput, error) {
 		}
 	}
 	slices.SortFunc(in.Meta, func(a, b s3.MetaPair) int { return strings.Compare(a.Name, b.Name) })
+	if err := checkHeaderFields(in); err != nil {
+		return s3.PutInput{}, err
+	}
 	if _, err := s3.CannedACL(in.Canned, s3.Owner{}, s3.Owner{}); err != nil {
 		return s3.PutInput{}, err
 	}
@@ -188,4 +191,49 @@ func (c *call) postAnswer(fields map[string]string, etag string) {
 	default:
 		c.w.WriteHeader(http.StatusNoContent)
 	}
+}
+
+// checkHeaderFields refuses (400 InvalidArgument) form values that GET could not give
+// back as headers: a metadata name that is not an HTTP token, or a value (metadata,
+// Content-Type, a stored header) with a control character other than tab. A header
+// of a PUT cannot carry those; a form field can.
+func checkHeaderFields(in s3.PutInput) error {
+	bad := func(name string) error {
+		return s3.Errorf(s3.InvalidArgument, "The form field %s cannot be stored: its name or value is not a valid HTTP header.", name)
+	}
+	if !headerValueSafe(in.ContentType) {
+		return bad("Content-Type")
+	}
+	for h, v := range in.Headers {
+		if !headerValueSafe(v) {
+			return bad(h)
+		}
+	}
+	for _, m := range in.Meta {
+		if !headerTokenSafe(m.Name) || !headerValueSafe(m.Value) {
+			return bad("x-amz-meta-" + m.Name)
+		}
+	}
+	return nil
+}
+
+// headerValueSafe reports whether v has no control character but tab.
+func headerValueSafe(v string) bool {
+	return !strings.ContainsFunc(v, func(c rune) bool { return c < 0x20 && c != '\t' || c == 0x7f })
+}
+
+// headerTokenSafe reports whether n is a non-empty HTTP token (RFC 9110), as a header
+// name must be.
+func headerTokenSafe(n string) bool {
+	if n == "" {
+		return false
+	}
+	for i := 0; i < len(n); i++ {
+		c := n[i]
+		if c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0 {
+			continue
+		}
+		return false
+	}
+	return true
 }
