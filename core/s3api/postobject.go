@@ -92,6 +92,7 @@ func (c *call) postAuthorize(form *postForm, fields map[string]string) (string, 
 		return "", err
 	}
 	c.setUser(res, user) // the form's signer, if any, is the requester
+	c.postConditionKeys(res, fields)
 	key, ok := fields["key"]
 	if !ok || key == "" {
 		return "", s3.Errorf(s3.InvalidArgument, "Bucket POST must contain a field named 'key'.  If it is specified, please check the order of the fields.")
@@ -110,6 +111,29 @@ func (c *call) postAuthorize(form *postForm, fields map[string]string) (string, 
 		return "", err
 	}
 	return key, p.checkSize(form.size)
+}
+
+// postConditionKeys updates the bucket-policy condition keys for a form upload: the
+// form's signer (aws:username, aws:userid, s3:signatureversion, and s3:authType
+// "POST", as AWS names it) when it is signed, and s3:x-amz-acl from the acl field.
+func (c *call) postConditionKeys(res sig.Result, fields map[string]string) {
+	keys := c.who.Keys
+	if keys == nil {
+		keys = map[string]string{}
+		c.who.Keys = keys
+	}
+	if res.KeyID != "" && c.user != nil {
+		delete(keys, s3.CondUsername)
+		if c.user.Name != "" {
+			keys[s3.CondUsername] = c.user.Name
+		}
+		keys[s3.CondUserID] = c.user.ID
+		keys[s3.CondSignatureVersion] = map[int]string{2: "AWS", 4: "AWS4-HMAC-SHA256"}[res.Version]
+		keys[s3.CondAuthType] = "POST"
+	}
+	if acl := fields["acl"]; acl != "" {
+		keys[s3.CondACL] = acl
+	}
 }
 
 // baseName returns a file name without the directories some browsers send with it.

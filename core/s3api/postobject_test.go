@@ -302,3 +302,27 @@ func TestPostObjectForm(t *testing.T) {
 		t.Errorf("without Content-Length: %d\n%s", r.status, r.body)
 	}
 }
+
+// TestPostObjectPolicyKeys: bucket-policy conditions see a form upload's acl field
+// (s3:x-amz-acl) and its signer's s3:authType "POST".
+func TestPostObjectPolicyKeys(t *testing.T) {
+	e := newMPEnv(t)
+	e.bucket("keyed", e.alice)
+	policy := `{"Version":"2012-10-17","Statement":[{"Effect":"Deny","Principal":"*","Action":"s3:PutObject",` +
+		`"Resource":"arn:aws:s3:::keyed/*","Condition":{"StringEquals":{"s3:x-amz-acl":"public-read"}}},` +
+		`{"Effect":"Deny","Principal":"*","Action":"s3:PutObject","Resource":"arn:aws:s3:::keyed/post-only/*",` +
+		`"Condition":{"StringNotEquals":{"s3:authType":"POST"}}}]}`
+	e.must(204, mpReq{method: "PUT", path: "/keyed", query: "policy", as: e.alice, body: policy})
+	exp := time.Now().Add(time.Hour)
+	form := func(key, acl string) [][2]string {
+		return signedForm(e.alice, false, exp, []any{map[string]string{"bucket": "keyed"}, map[string]string{"key": key},
+			map[string]string{"acl": acl}}, [2]string{"key", key}, [2]string{"acl", acl})
+	}
+	if r := e.post("/keyed", form("k", "public-read"), "f", "x"); r.status != 403 {
+		t.Fatalf("acl public-read denied by the policy: %d\n%s", r.status, r.body)
+	}
+	if r := e.post("/keyed", form("post-only/k", "private"), "f", "x"); r.status != 204 {
+		t.Fatalf("a POST where only POST may write: %d\n%s", r.status, r.body)
+	}
+	e.must(403, mpReq{method: "PUT", path: "/keyed/post-only/k2", as: e.alice, body: "x"})
+}
