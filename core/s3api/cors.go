@@ -130,14 +130,16 @@ func requestedHeaders(v string) []string {
 // addCORSHeaders adds to the response of an actual (not preflight) request carrying
 // an Origin the Access-Control-* headers of the first rule of the bucket's that allows
 // the origin and the request's method, before the request is served, so that error
-// answers carry them too (a page can then read why it was refused). The bucket record
-// is the cached one the request reads anyway; a missing bucket or one without rules
-// adds nothing.
+// answers carry them too (a page can then read why it was refused); Vary whether a
+// rule matches or not, so that no cache gives one origin's answer to another. The
+// bucket record is the cached one the request reads anyway; a missing bucket or one
+// without rules adds nothing.
 func (c *call) addCORSHeaders(origin string) {
 	rules, err := c.a.svc.CORSRules(c.r.Context(), c.bucket)
 	if err != nil || len(rules) == 0 {
 		return
 	}
+	c.w.Header().Set("Vary", corsVary) // the answer depends on the origin, matched or not
 	if rule := s3.MatchCORS(rules, origin, c.r.Method, nil); rule != nil {
 		setCORSHeaders(c.w.Header(), rule, origin)
 	}
