@@ -29,7 +29,7 @@ func TestS3UnservedSubResources(t *testing.T) {
 	c.mkBucket(t, "unserved")
 	c.put(t, "unserved", "obj", "the body")
 	bucketOnly := []string{"accelerate", "analytics", "cors", "encryption", "intelligent-tiering", "inventory",
-		"lifecycle", "logging", "metadataTable", "metrics", "notification", "object-lock", "ownershipControls",
+		"logging", "metadataTable", "metrics", "notification", "object-lock", "ownershipControls",
 		"publicAccessBlock", "replication", "requestPayment", "versions", "website"}
 	objectOnly := []string{"attributes", "legal-hold", "restore", "retention", "select", "torrent",
 		"renameObject", "location", "policy", "policyStatus", "versioning", "delete", "versionId=3HL4kqtJlcpXroDTDmJ"}

@@ -19,6 +19,9 @@ type Bucket struct {
 	// Deleting, when set, is when a DeleteBucket marked the record to check that the
 	// bucket is empty (see DeleteBucket); object commits wait for it.
 	Deleting time.Time `json:"deleting,omitzero"`
+	// Lifecycle is the bucket's lifecycle configuration (PUT ?lifecycle), nil when it
+	// has none. A stored configuration is never changed in place.
+	Lifecycle *Lifecycle `json:"lifecycle,omitempty"`
 }
 
 // BucketInfo is one entry of a user's bucket list (defined in s3types).

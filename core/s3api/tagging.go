@@ -2,7 +2,6 @@ package s3api
 
 import (
 	"context"
-	"io"
 	"net/http"
 	"net/url"
 	"strings"
@@ -77,15 +76,7 @@ func (c *call) taggingDirective() (replace bool, err error) {
 // checked against Content-MD5 and the flexible checksums the request gives (AWS asks
 // for one; clients send one, so none is not refused).
 func (c *call) readTagging() ([]s3.Tag, error) {
-	if err := c.checkPayload(); err != nil {
-		return nil, err
-	}
-	checks, err := c.bodyChecks(true)
-	if err != nil {
-		return nil, err
-	}
-	httpx.LimitRequestBody(c.w, c.r, s3xml.MaxTaggingBody)
-	body, err := io.ReadAll(c.checkedBody(checks, -1))
+	body, err := c.readCheckedBody(s3xml.MaxTaggingBody)
 	if err != nil {
 		return nil, err
 	}

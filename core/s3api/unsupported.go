@@ -22,13 +22,13 @@ var knownSubResources = []string{"accelerate", "acl", "analytics", "attributes",
 // servedSubResources are the sub-resources Cairn serves, per target, on at least one
 // method; the dispatchers answer the methods a served sub-resource does not take (405,
 // or 501 for PUT ?versioning). Bucket: GET ?acl ?location ?versioning ?policy
-// ?policyStatus ?uploads ?tagging; PUT ?acl ?policy ?tagging; DELETE ?policy ?tagging;
-// POST ?delete. Object: GET ?acl ?uploadId ?tagging; PUT ?acl, ?partNumber&uploadId,
+// ?policyStatus ?uploads ?tagging ?lifecycle; PUT ?acl ?policy ?tagging ?lifecycle;
+// DELETE ?policy ?tagging ?lifecycle; POST ?delete. Object: GET ?acl ?uploadId ?tagging; PUT ?acl, ?partNumber&uploadId,
 // ?tagging; POST ?uploads, ?uploadId; DELETE ?uploadId ?tagging; ?versionId only as
 // "null" (the one version an unversioned bucket keeps).
 var servedSubResources = map[bool][]string{
-	true:  {"acl", "location", "versioning", "policy", "policyStatus", "uploads", "delete", "tagging"}, // bucket
-	false: {"acl", "uploads", "uploadId", "partNumber", "versionId", "tagging"},                        // object
+	true:  {"acl", "location", "versioning", "policy", "policyStatus", "uploads", "delete", "tagging", "lifecycle"}, // bucket
+	false: {"acl", "uploads", "uploadId", "partNumber", "versionId", "tagging"},                                     // object
 }
 
 // unservedSubResource returns the first sub-resource of the request that Cairn does
