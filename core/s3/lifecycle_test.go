@@ -13,7 +13,7 @@ import (
 )
 
 func days(n int) *s3types.LifecycleExpiration { return &s3types.LifecycleExpiration{Days: n} }
-func i64(v int64) *int64                       { return &v }
+func i64(v int64) *int64                      { return &v }
 
 // TestCheckLifecycle: the limits of a lifecycle configuration, each with AWS's code.
 func TestCheckLifecycle(t *testing.T) {
