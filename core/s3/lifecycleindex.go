@@ -116,8 +116,9 @@ func lifecycleEntry(key, v []byte) ([]byte, error) {
 
 // backfillLifecycleIndex gives the manifests and uploads written before the lifecycle
 // indexes existed their entries, once per store (the "lv" record says it is done),
-// in batches, stopping early when ctx is done (the next start resumes). An entry that
-// a concurrent rewrite makes stale is harmless: the worker drops stale entries.
+// in batches, stopping early when ctx is done (the next start resumes). Each entry is
+// written on condition that its record is still as read, so that a record rewritten or
+// deleted meanwhile (whose commit derived its own entries) never gets a stale one.
 func (s *Service) backfillLifecycleIndex(ctx context.Context) error {
 	v, err := s.db.Get(lifecycleVersionKey())
 	if err == nil && string(v) == lifecycleIndexVersion {
@@ -131,30 +132,40 @@ func (s *Service) backfillLifecycleIndex(ctx context.Context) error {
 	return wrapf(storage.Put(ctx, s.db, lifecycleVersionKey(), []byte(lifecycleIndexVersion), true), "lifecycle index version")
 }
 
-// backfillTable writes the lifecycle entries of every record of table, a batch of
-// gcBatch at a time.
+// backfillTable writes the lifecycle entries of every record of table, gcBatch records
+// at a time.
 func (s *Service) backfillTable(ctx context.Context, table []byte) error {
 	from := table
 	for {
-		it := s.db.Iterate(from, storage.PrefixEnd(table))
-		b := new(storage.Batch)
-		var last []byte
-		for b.Len() < gcBatch && it.Next() {
-			last = append(last[:0], it.Key()...)
-			if e, err := lifecycleEntry(it.Key(), it.Value()); err == nil && e != nil {
-				b.Put(e, nil)
-			}
+		keys, err := s.readEntries(from, storage.PrefixEnd(table), gcBatch)
+		if err != nil || len(keys) == 0 {
+			return err
 		}
-		err := it.Err()
-		it.Release()
-		if err != nil || last == nil {
+		err = storage.RetryConflicts(ctx, maxCommitAttempts, func() error {
+			return s.backfillBatch(ctx, keys)
+		})
+		if err != nil {
 			return wrapf(err, "backfill lifecycle index")
 		}
-		if err := s.db.Commit(ctx, b, false); err != nil {
-			return wrapf(err, "backfill lifecycle index")
-		}
-		from = append(last, 0)
+		from = append(keys[len(keys)-1], 0)
 	}
+}
+
+// backfillBatch commits the entries of the records keys, each on condition that its
+// record is unchanged since read.
+func (s *Service) backfillBatch(ctx context.Context, keys [][]byte) error {
+	b := new(storage.Batch)
+	for _, k := range keys {
+		it, err := s.db.Read(ctx, k)
+		if err != nil {
+			return err
+		}
+		if e, err := lifecycleEntry(k, it.Value); err == nil && e != nil {
+			b.RequireItem(k, it)
+			b.Put(e, nil)
+		}
+	}
+	return s.db.Commit(ctx, b, false)
 }
 
 // checkLifecycleIndex adds to bad every disagreement between the lifecycle indexes and
