@@ -1,0 +1,91 @@
+package main
+
+// End-to-end tests of S3 bucket lifecycle through boto3 (testdata/boto3/lifecycle.py)
+// and the AWS CLI, with the worker running second-scale rules on the real binary
+// (--lifecycle-day=1s).
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// runBoto3Script runs testdata/boto3/<script> against the object-storage interface of
+// s as u, in bucket, and fails the test unless it ends with "PASS <name>".
+func runBoto3Script(t *testing.T, s *child, u s3User, script, name, bucket string) {
+	t.Helper()
+	py := boto3Python(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, py, filepath.Join("testdata", "boto3", script))
+	cmd.Env = []string{"HOME=" + t.TempDir(), "PATH=" + os.Getenv("PATH"), "LANG=C.UTF-8",
+		"AWS_EC2_METADATA_DISABLED=true", "AWS_CONFIG_FILE=/dev/null", "AWS_SHARED_CREDENTIALS_FILE=/dev/null",
+		"CAIRN_S3_ENDPOINT=http://" + s.S3Addr, "CAIRN_S3_KEY=" + u.KeyID, "CAIRN_S3_SECRET=" + u.KeySecret,
+		"CAIRN_S3_BUCKET=" + bucket}
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	err := cmd.Run()
+	if err != nil || !strings.HasSuffix(strings.TrimSpace(out.String()), "PASS "+name) {
+		t.Fatalf("%s: %v\n%s", py, err, tail(out.String(), 4000))
+	}
+	t.Logf("%s %s: %d checks passed", py, script, strings.Count(out.String(), "\nok ")+1)
+}
+
+// TestS3LifecycleBoto3 runs testdata/boto3/lifecycle.py (configuration round trip and
+// errors, Expiration on PUT and HEAD, and the worker: an object under a rule's prefix
+// or with its tag disappears, others stay, an incomplete upload under an abort rule is
+// aborted) against the real binary with a one-second lifecycle day.
+func TestS3LifecycleBoto3(t *testing.T) {
+	t.Parallel()
+	s := startServerOpts(t, serverOpts{process: true, args: []string{"--lifecycle-day", "1s", "--lifecycle-interval", "250ms"}})
+	u := s3CreateUser(t, s, "boto3-lifecycle@example.com", "Boto3 Lifecycle")
+	runBoto3Script(t, s, u, "lifecycle.py", "lifecycle", "boto3-lifecycle")
+	if st := statsOf(t, s); st["s3_lifecycle_objects_expired_total"] != float64(2) || st["s3_lifecycle_uploads_aborted_total"] != float64(1) {
+		t.Errorf("/stats: %v expired, %v aborted; want 2 and 1", st["s3_lifecycle_objects_expired_total"], st["s3_lifecycle_uploads_aborted_total"])
+	}
+}
+
+// awscliLifecycle is what `aws s3api get-bucket-lifecycle-configuration` prints that
+// this test reads.
+type awscliLifecycle struct {
+	Rules []struct {
+		ID         string
+		Status     string
+		Filter     struct{ Prefix string }
+		Expiration struct{ Days int }
+	}
+}
+
+// TestS3LifecycleAwscli: the AWS CLI's put-, get- and delete-bucket-lifecycle(-configuration).
+func TestS3LifecycleAwscli(t *testing.T) {
+	t.Parallel()
+	bin := awscliBinary(t)
+	s := startDefaultS3Server(t)
+	u := s3CreateUser(t, s, "awscli-lifecycle@example.com", "Awscli Lifecycle")
+	r := newAwscliRunner(t, bin, s, u.cred())
+	const b = "awscli-lifecycle"
+	r.run(t, "s3api", "create-bucket", "--bucket", b)
+	if _, errOut, err := r.try("s3api", "get-bucket-lifecycle-configuration", "--bucket", b); err == nil || !strings.Contains(errOut, "NoSuchLifecycleConfiguration") {
+		t.Errorf("get without a configuration: %v\n%s", err, errOut)
+	}
+	r.run(t, "s3api", "put-bucket-lifecycle-configuration", "--bucket", b, "--lifecycle-configuration",
+		`{"Rules":[{"ID":"cli","Filter":{"Prefix":"tmp/"},"Status":"Enabled","Expiration":{"Days":7}}]}`)
+	var lc awscliLifecycle
+	r.runJSON(t, &lc, "s3api", "get-bucket-lifecycle-configuration", "--bucket", b)
+	if len(lc.Rules) != 1 || lc.Rules[0].ID != "cli" || lc.Rules[0].Status != "Enabled" || lc.Rules[0].Filter.Prefix != "tmp/" || lc.Rules[0].Expiration.Days != 7 {
+		t.Errorf("get-bucket-lifecycle-configuration: %+v", lc)
+	}
+	if _, errOut, err := r.try("s3api", "put-bucket-lifecycle-configuration", "--bucket", b, "--lifecycle-configuration",
+		`{"Rules":[{"ID":"bad","Filter":{"Prefix":""},"Status":"Enabled","Expiration":{"Days":0}}]}`); err == nil || !strings.Contains(errOut, "InvalidArgument") {
+		t.Errorf("zero days: %v\n%s", err, errOut)
+	}
+	r.run(t, "s3api", "delete-bucket-lifecycle", "--bucket", b)
+	if _, errOut, err := r.try("s3api", "get-bucket-lifecycle-configuration", "--bucket", b); err == nil || !strings.Contains(errOut, "NoSuchLifecycleConfiguration") {
+		t.Errorf("get after delete: %v\n%s", err, errOut)
+	}
+}
