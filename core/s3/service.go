@@ -16,6 +16,9 @@
 //	"o"  bucket, key        → manifest (JSON)
 //	"w"  chunk id           → write in progress (JSON: bucket, key, started)
 //	"g"  chunk id           → chunks to collect ("")
+//	"lo" bucket, time, key  → ""             (lifecycle index of objects, derived)
+//	"lu" bucket, time, key, upload id → ""   (lifecycle index of uploads, derived)
+//	"lv" "index"            → backfill done (lifecycle index version)
 //	TagChunk: chunk id, 8-byte chunk number → data
 //
 // With Config.Blobs (a storage.BlobStore: local files, or any store that keeps its
