@@ -266,9 +266,11 @@ func ObjectExpiry(lc *Lifecycle, key string, size int64, tags []Tag, modified ti
 }
 
 // ManifestExpiry is ObjectExpiry for the current version m of key in bucket b, with
-// the service's lifecycle day: what x-amz-expiration says on GET, HEAD and PUT.
+// the service's lifecycle day: what x-amz-expiration says on GET, HEAD, PUT and a
+// multipart completion. A manifest without a time (a retried completion's answer) has
+// none.
 func (s *Service) ManifestExpiry(b *Bucket, key string, m *Manifest) (time.Time, string, bool) {
-	if b == nil || b.Lifecycle == nil || m == nil {
+	if b == nil || b.Lifecycle == nil || m == nil || m.LastModified.IsZero() {
 		return time.Time{}, "", false
 	}
 	return ObjectExpiry(b.Lifecycle, key, m.Size, m.Tags, m.LastModified, s.lifecycleDay())
