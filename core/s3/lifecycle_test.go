@@ -567,3 +567,33 @@ func TestIndexTime(t *testing.T) {
 		t.Error("a record that does not decode has a time")
 	}
 }
+
+// TestLifecycleSkipsBadRecord: a manifest that does not decode (disk damage: the store
+// refuses to commit one) is passed over; the objects after it still expire.
+func TestLifecycleSkipsBadRecord(t *testing.T) {
+	ctx := context.Background()
+	s, db, alice := lifecycleFixture(t)
+	b := setLifecycle(t, s, alice, LifecycleRule{ID: "r", Enabled: true, Expiration: days(1)})
+	bad := objectEntryKey("lcb", time.Now().Add(-time.Hour), "a-bad")
+	db.RegisterDerive(storage.TagS3, nil)
+	if err := db.Put(objectKey("lcb", "a-bad"), []byte("{not json"), false); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Put(bad, nil, false); err != nil {
+		t.Fatal(err)
+	}
+	db.RegisterDerive(storage.TagS3, deriveS3)
+	put(t, s, alice, "lcb", "b-good", []byte("x"))
+	n, err := s.expireObjects(ctx, b, time.Now().Add(3*24*time.Hour), 100)
+	if n != 2 || err == nil {
+		t.Fatalf("visited %d (%v), want both entries and the bad record's error", n, err)
+	}
+	if objectExists(t, s, alice, "b-good") {
+		t.Error("the object after the bad record did not expire")
+	}
+	for _, k := range [][]byte{objectKey("lcb", "a-bad"), bad} {
+		if err := db.Delete(k, false); err != nil {
+			t.Fatal(err)
+		}
+	}
+}

@@ -131,16 +131,18 @@ func (s *Service) lifecycleCycle(ctx context.Context, now time.Time) error {
 		return err
 	}
 	budget := lifecycleCycleLimit
+	steps := []func(context.Context, *Bucket, time.Time, int) (int, error){s.expireObjects, s.abortUploads}
+	if s.versionedLifecycle != nil {
+		steps = append(steps, s.versionedLifecycle)
+	}
 	for i, b := range buckets {
-		steps := []func(context.Context, *Bucket, time.Time, int) (int, error){s.expireObjects, s.abortUploads}
-		if s.versionedLifecycle != nil {
-			steps = append(steps, s.versionedLifecycle)
-		}
 		for _, step := range steps {
 			n, err := step(ctx, b, now, budget)
 			budget -= n
-			if err != nil {
-				return err
+			if err != nil && ctx.Err() == nil {
+				// One bucket's failure (a record that does not decode, a write that kept
+				// conflicting) does not hold the others back.
+				s.log.Warn("s3: lifecycle", "bucket", b.Name, "err", err)
 			}
 		}
 		if budget <= 0 || ctx.Err() != nil {
@@ -360,7 +362,9 @@ func (s *Service) abortUploads(ctx context.Context, b *Bucket, now time.Time, bu
 // scanDue calls handle for the index entries in [the prefix's cursor, hi), at most
 // budget of them, a batch at a time (no iterator is held while handle runs), with
 // each entry's time and decoded key components; it records where it stopped in the
-// prefix's cursor (forgotten when it reached hi) and returns how many it visited.
+// prefix's cursor (forgotten when it reached hi) and returns how many it visited. An
+// entry whose handling fails is passed over (the first such error is returned): one
+// bad record does not stop the scan of the others. It stops when ctx is done.
 func (s *Service) scanDue(ctx context.Context, prefix, hi []byte, budget int, handle func(entry []byte, t time.Time, comps [][]byte) error) (int, error) {
 	s.lc.mu.Lock()
 	from := s.lc.cursors[string(prefix)]
@@ -369,6 +373,7 @@ func (s *Service) scanDue(ctx context.Context, prefix, hi []byte, budget int, ha
 		from = prefix
 	}
 	visited := 0
+	var firstErr error
 	for visited < budget {
 		if err := ctx.Err(); err != nil {
 			return visited, err
@@ -376,7 +381,7 @@ func (s *Service) scanDue(ctx context.Context, prefix, hi []byte, budget int, ha
 		keys, err := s.readEntries(from, hi, min(lifecycleBatch, budget-visited))
 		if err != nil || len(keys) == 0 {
 			s.setCursor(prefix, nil)
-			return visited, err
+			return visited, errors.Join(firstErr, err)
 		}
 		for _, k := range keys {
 			_, comps, err := storage.DecodeKey(k)
@@ -385,8 +390,8 @@ func (s *Service) scanDue(ctx context.Context, prefix, hi []byte, budget int, ha
 				t, ok = entryTime(comps[2])
 			}
 			if ok {
-				if err := handle(k, t, comps); err != nil {
-					return visited, err
+				if err := handle(k, t, comps); err != nil && firstErr == nil {
+					firstErr = err // the entry is skipped; the next round tries it again
 				}
 			}
 			visited++
@@ -394,7 +399,7 @@ func (s *Service) scanDue(ctx context.Context, prefix, hi []byte, budget int, ha
 		from = append(keys[len(keys)-1], 0) // the smallest key after the last
 		s.setCursor(prefix, from)
 	}
-	return visited, nil
+	return visited, firstErr
 }
 
 // readEntries returns copies of at most n keys in [from, hi).
