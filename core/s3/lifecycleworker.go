@@ -15,6 +15,10 @@ import (
 // DefaultLifecycleInterval is Config.LifecycleInterval's default.
 const DefaultLifecycleInterval = time.Hour
 
+// minLifecycleInterval is the shortest interval the worker keeps (a shorter one would
+// spin).
+const minLifecycleInterval = 100 * time.Millisecond
+
 // lifecycleCycleLimit bounds the index entries one cycle visits, over all buckets: the
 // rest waits for the next cycle, which resumes where this one stopped (lifecycleState).
 const lifecycleCycleLimit = 10000
@@ -90,6 +94,7 @@ func (w *lifecycleWorker) run() {
 	if every <= 0 {
 		every = DefaultLifecycleInterval
 	}
+	every = max(every, minLifecycleInterval)
 	if s.owns(lifecycleVersionKey()) {
 		if err := s.backfillLifecycleIndex(w.ctx); err != nil && w.ctx.Err() == nil {
 			s.log.Warn("s3: backfill the lifecycle index", "err", err)
