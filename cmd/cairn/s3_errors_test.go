@@ -185,8 +185,6 @@ func TestS3Errors(t *testing.T) {
 		{name: "MethodNotAllowed/DELETE object acl", q: al.req("DELETE", "errs", "keep-me", "acl", nil, ""), status: 405, code: "MethodNotAllowed"},
 		{name: "MethodNotAllowed/DELETE bucket acl", q: al.req("DELETE", "empty-bucket", "", "acl", nil, ""), status: 405, code: "MethodNotAllowed"},
 		{name: "NotImplemented/versions", q: al.req("GET", "errs", "", "versions", nil, ""), status: 501, code: "NotImplemented"},
-		{name: "NotImplemented/lifecycle", q: al.req("GET", "errs", "", "lifecycle", nil, ""), status: 501, code: "NotImplemented"},
-		{name: "NotImplemented/put lifecycle", q: al.req("PUT", "errs", "", "lifecycle", nil, "<LifecycleConfiguration/>"), status: 501, code: "NotImplemented"},
 		{name: "NoSuchCORSConfiguration", q: al.req("GET", "errs", "", "cors", nil, ""), status: 404, code: "NoSuchCORSConfiguration"},
 		{name: "NoSuchBucketPolicy", q: al.req("GET", "errs", "", "policy", nil, ""), status: 404, code: "NoSuchBucketPolicy"},
 		{name: "NotImplemented/website", q: al.req("GET", "errs", "", "website", nil, ""), status: 501, code: "NotImplemented"},
@@ -195,6 +193,8 @@ func TestS3Errors(t *testing.T) {
 		{name: "NotImplemented/restore", q: al.req("POST", "errs", "obj", "restore", nil, "<RestoreRequest/>"), status: 501, code: "NotImplemented"},
 		{name: "NoSuchUpload/upload part", q: al.req("PUT", "errs", "mp", "partNumber=1&uploadId=abc", nil, "x"), status: 404, code: "NoSuchUpload"},
 		{name: "NoSuchTagSet", q: al.req("GET", "errs", "", "tagging", nil, ""), status: 404, code: "NoSuchTagSet"},
+		{name: "NoSuchLifecycleConfiguration", q: al.req("GET", "errs", "", "lifecycle", nil, ""), status: 404, code: "NoSuchLifecycleConfiguration"},
+		{name: "MalformedXML/lifecycle", q: al.req("PUT", "errs", "", "lifecycle", nil, "<LifecycleConfiguration/>"), status: 400, code: "MalformedXML"},
 		// Conditions and ranges
 		{name: "PreconditionFailed", q: al.req("GET", "errs", "obj", "", hdr{"If-Match", `"abc"`}, ""), status: 412, code: "PreconditionFailed", resource: "/errs/obj"},
 		{name: "PreconditionFailed/head", q: al.req("HEAD", "errs", "obj", "", hdr{"If-Match", `"abc"`}, ""), status: 412, code: "PreconditionFailed"},

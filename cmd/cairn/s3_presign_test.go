@@ -603,9 +603,6 @@ func TestS3Unimplemented(t *testing.T) {
 	cases := []req{
 		{http.MethodGet, "", "versions", ""},
 		{http.MethodGet, "", "versions&prefix=a", ""},
-		{http.MethodGet, "", "lifecycle", ""},
-		{http.MethodPut, "", "lifecycle", `<LifecycleConfiguration><Rule><ID>r</ID><Status>Enabled</Status><Filter/><Expiration><Days>1</Days></Expiration></Rule></LifecycleConfiguration>`},
-		{http.MethodDelete, "", "lifecycle", ""},
 		{http.MethodGet, "", "website", ""},
 		{http.MethodPut, "", "website", `<WebsiteConfiguration><IndexDocument><Suffix>index.html</Suffix></IndexDocument></WebsiteConfiguration>`},
 		{http.MethodDelete, "", "website", ""},

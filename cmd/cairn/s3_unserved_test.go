@@ -29,7 +29,7 @@ func TestS3UnservedSubResources(t *testing.T) {
 	c.mkBucket(t, "unserved")
 	c.put(t, "unserved", "obj", "the body")
 	bucketOnly := []string{"accelerate", "analytics", "encryption", "intelligent-tiering", "inventory",
-		"lifecycle", "logging", "metadataTable", "metrics", "notification", "object-lock", "ownershipControls",
+		"logging", "metadataTable", "metrics", "notification", "object-lock", "ownershipControls",
 		"publicAccessBlock", "replication", "requestPayment", "versions", "website"}
 	objectOnly := []string{"attributes", "legal-hold", "restore", "retention", "select", "torrent",
 		"renameObject", "location", "policy", "policyStatus", "versioning", "delete", "versionId=3HL4kqtJlcpXroDTDmJ"}
@@ -163,8 +163,8 @@ func TestS3EncryptionHeadersRefused(t *testing.T) {
 	}
 }
 
-// TestS3UnservedMinio: through minio-go, an SSE-S3 upload, GetObjectAttributes,
-// GetBucketLifecycle and GetBucketEncryption answer NotImplemented; nothing is stored in
+// TestS3UnservedMinio: through minio-go, an SSE-S3 upload, GetObjectAttributes and
+// GetBucketEncryption answer NotImplemented; nothing is stored in
 // clear for the refused upload.
 func TestS3UnservedMinio(t *testing.T) {
 	t.Parallel()
@@ -187,9 +187,6 @@ func TestS3UnservedMinio(t *testing.T) {
 		_, err = mc.GetObjectAttributes(ctx, "unserved-minio", "obj", minio.ObjectAttributesOptions{})
 		if minioCode(err) != "NotImplemented" {
 			t.Errorf("%s: GetObjectAttributes: %v, want NotImplemented", combo.name, err)
-		}
-		if _, err := mc.GetBucketLifecycle(ctx, "unserved-minio"); minioCode(err) != "NotImplemented" {
-			t.Errorf("%s: GetBucketLifecycle: %v, want NotImplemented", combo.name, err)
 		}
 		if _, err := mc.GetBucketEncryption(ctx, "unserved-minio"); minioCode(err) != "NotImplemented" {
 			t.Errorf("%s: GetBucketEncryption: %v, want NotImplemented", combo.name, err)

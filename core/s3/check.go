@@ -28,7 +28,8 @@ const maxCheckErrors = 100
 
 // Check verifies the S3 tables of db without changing them: users and their e-mail and
 // canonical-id entries agree, every bucket is in its owner's list and back, bucket and
-// object tags keep their limits, every manifest belongs to an existing bucket and has
+// object tags and lifecycle configurations keep their limits, the lifecycle indexes
+// agree with the manifests and uploads (checkLifecycleIndex), every manifest belongs to an existing bucket and has
 // exactly the chunks its size needs, and
 // every chunk belongs to a manifest or to pending work (a chunk no one owns is a leak).
 // It finds every problem: the error joins the first maxCheckErrors, and the report
@@ -259,6 +260,14 @@ func Check(db storage.Store, blobs storage.BlobStore) (CheckReport, error) {
 		}
 		if total != e.Size {
 			bad("s3: data %s holds %d bytes in chunks, %d expected", label, total, e.Size)
+		}
+	}
+	checkLifecycleIndex(tables, bad)
+	for name, b := range buckets {
+		if b.Lifecycle != nil {
+			if err := CheckLifecycle(b.Lifecycle); err != nil {
+				bad("s3: bucket %s: lifecycle: %v", name, err)
+			}
 		}
 	}
 	if rep.Problems > len(errs) {

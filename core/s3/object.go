@@ -720,22 +720,33 @@ func (s *Service) DeleteObject(ctx context.Context, r Requester, bucket, key str
 	defer l.Unlock()
 	deleted := false
 	err := s.update(ctx, "delete "+bucket+"/"+key, func(t *txn) error {
-		old, err := s.manifest(t.get, bucket, key)
-		deleted = err == nil
-		if IsCode(err, NoSuchKey) {
-			return nil
-		}
-		if err != nil {
-			return err
-		}
-		t.b.Delete(objectKey(bucket, key))
-		queueGarbage(&t.b, old)
-		return nil
+		var err error
+		deleted, err = s.deleteCurrent(t, bucket, key, nil)
+		return err
 	})
 	if deleted && err == nil {
 		s.gc.wake()
 	}
 	return err
+}
+
+// deleteCurrent adds to t the deletion of bucket/key's current version, read in t (so
+// the commit is conditional on it), and the collection of its data, unless there is
+// none or when (if set) refuses the version read; it reports whether it deleted. It is
+// the one deletion of DeleteObject and of the lifecycle worker's expirations.
+func (s *Service) deleteCurrent(t *txn, bucket, key string, when func(*Manifest) bool) (bool, error) {
+	old, err := s.manifest(t.get, bucket, key)
+	switch {
+	case IsCode(err, NoSuchKey):
+		return false, nil
+	case err != nil:
+		return false, err
+	case when != nil && !when(old):
+		return false, nil
+	}
+	t.b.Delete(objectKey(bucket, key))
+	queueGarbage(&t.b, old)
+	return true, nil
 }
 
 // ObjectACL returns the object's ACL (READ_ACP on the object).

@@ -16,6 +16,9 @@
 //	"o"  bucket, key        → manifest (JSON)
 //	"w"  chunk id           → write in progress (JSON: bucket, key, started)
 //	"g"  chunk id           → chunks to collect ("")
+//	"lo" bucket, time, key  → ""             (lifecycle index of objects, derived)
+//	"lu" bucket, time, key, upload id → ""   (lifecycle index of uploads, derived)
+//	"lv" "index"            → backfill done (lifecycle index version)
 //	TagChunk: chunk id, 8-byte chunk number → data
 //
 // With Config.Blobs (a storage.BlobStore: local files, or any store that keeps its
@@ -85,6 +88,12 @@ type Config struct {
 	// rather than DB records (0: DefaultBlobMinSize). Objects larger than one chunk are
 	// blobs whatever it says.
 	BlobMinSize int64
+	// LifecycleInterval is how often the lifecycle worker runs (0:
+	// DefaultLifecycleInterval).
+	LifecycleInterval time.Duration
+	// LifecycleDay is the length of a lifecycle rule's day (0: DefaultLifecycleDay);
+	// tests shorten it to run rules of days in seconds.
+	LifecycleDay time.Duration
 }
 
 // Service is the object-storage service. It is safe for concurrent use.
@@ -141,6 +150,13 @@ type Service struct {
 	// blobsRemoved counts the blobs the collector has removed (incremented under
 	// blobMu): a reader compares it before and after opening (see tryOpen).
 	blobsRemoved atomic.Int64
+
+	// lifecycle runs the lifecycle rules (lifecycleworker.go); lc is its state.
+	lifecycle *lifecycleWorker
+	lc        lifecycleState
+	// versionedLifecycle applies the lifecycle actions that need versions (see
+	// VersionedLifecycle); nil while buckets are unversioned.
+	versionedLifecycle VersionedLifecycle
 }
 
 // New opens the service on db: it queues the chunks of writes a crash interrupted for
@@ -177,6 +193,7 @@ func New(db storage.Store, cfg Config) (*Service, error) {
 	s.owner, _ = db.(storage.Owner)
 	s.users.init()
 	s.buckets.m = map[string]cachedBucket{}
+	db.RegisterDerive(storage.TagS3, deriveS3) // the lifecycle indexes (lifecycleindex.go)
 	n, err := s.recoverWrites()
 	switch {
 	case errors.Is(err, storage.ErrNoSpace):
@@ -189,6 +206,7 @@ func New(db storage.Store, cfg Config) (*Service, error) {
 	}
 	s.gc = startCollector(s)
 	s.unsubscribe = db.Subscribe(s.observe)
+	s.lifecycle = startLifecycle(s)
 	return s, nil
 }
 
@@ -198,6 +216,10 @@ func (s *Service) Close() error {
 	if s.unsubscribe != nil { // first: observe wakes the collector
 		s.unsubscribe()
 		s.unsubscribe = nil
+	}
+	if s.lifecycle != nil { // before the collector: an expiration wakes it
+		s.lifecycle.close()
+		s.lifecycle = nil
 	}
 	if s.gc != nil {
 		s.gc.close()

@@ -21,6 +21,9 @@ type Bucket struct {
 	Deleting time.Time `json:"deleting,omitzero"`
 	// CORS are the bucket's CORS rules (PUT ?cors), nil when it has none.
 	CORS []CORSRule `json:"cors,omitempty"`
+	// Lifecycle is the bucket's lifecycle configuration (PUT ?lifecycle), nil when it
+	// has none. A stored configuration is never changed in place.
+	Lifecycle *Lifecycle `json:"lifecycle,omitempty"`
 }
 
 // BucketInfo is one entry of a user's bucket list (defined in s3types).

@@ -41,6 +41,10 @@ func (c *call) serveBucket() {
 		c.serveBucketCORS()
 		return
 	}
+	if c.has("lifecycle") {
+		c.serveBucketLifecycle()
+		return
+	}
 	ctx := c.r.Context()
 	switch c.r.Method {
 	case http.MethodGet:

@@ -131,6 +131,7 @@ func (c *call) completeUpload(uploadID string) {
 		c.fail(err)
 		return
 	}
+	c.setExpiration(m)
 	c.writeXML(s3xml.MarshalCompleteMultipartUpload(c.location(), c.bucket, c.key, m.ETag))
 }
 

@@ -102,6 +102,7 @@ func (c *call) putObject() {
 		return
 	}
 	c.w.Header().Set("ETag", `"`+m.ETag+`"`)
+	c.setExpiration(m)
 	c.ok()
 }
 
@@ -280,6 +281,7 @@ func (c *call) getObject() {
 	if len(m.Tags) > 0 {
 		h[c.names.prefix+"tagging-count"] = []string{strconv.Itoa(len(m.Tags))}
 	}
+	c.setExpiration(m)
 	for _, p := range m.Meta {
 		// Lower case as the client wrote it (and AWS answers): header names are
 		// case-insensitive, but SDKs (boto3's Metadata) key the map by the name as sent.

@@ -22,13 +22,14 @@ var knownSubResources = []string{"accelerate", "acl", "analytics", "attributes",
 // servedSubResources are the sub-resources Cairn serves, per target, on at least one
 // method; the dispatchers answer the methods a served sub-resource does not take (405,
 // or 501 for PUT ?versioning). Bucket: GET ?acl ?location ?versioning ?policy
-// ?policyStatus ?uploads ?tagging ?cors; PUT ?acl ?policy ?tagging ?cors; DELETE ?policy
-// ?tagging ?cors; POST ?delete. Object: GET ?acl ?uploadId ?tagging; PUT ?acl, ?partNumber&uploadId,
-// ?tagging; POST ?uploads, ?uploadId; DELETE ?uploadId ?tagging; ?versionId only as
-// "null" (the one version an unversioned bucket keeps).
+// ?policyStatus ?uploads ?tagging ?cors ?lifecycle; PUT ?acl ?policy ?tagging ?cors
+// ?lifecycle; DELETE ?policy ?tagging ?cors ?lifecycle; POST ?delete. Object: GET ?acl
+// ?uploadId ?tagging; PUT ?acl, ?partNumber&uploadId, ?tagging; POST ?uploads, ?uploadId;
+// DELETE ?uploadId ?tagging; ?versionId only as "null" (the one version an unversioned
+// bucket keeps).
 var servedSubResources = map[bool][]string{
-	true:  {"acl", "location", "versioning", "policy", "policyStatus", "uploads", "delete", "tagging", "cors"}, // bucket
-	false: {"acl", "uploads", "uploadId", "partNumber", "versionId", "tagging"},                                // object
+	true:  {"acl", "location", "versioning", "policy", "policyStatus", "uploads", "delete", "tagging", "cors", "lifecycle"}, // bucket
+	false: {"acl", "uploads", "uploadId", "partNumber", "versionId", "tagging"},                                             // object
 }
 
 // unservedSubResource returns the first sub-resource of the request that Cairn does

@@ -158,6 +158,13 @@ type Config struct {
 	// Extensions are the extension runtimes (injected by cmd/cairn; core never imports
 	// plugins). Nil: hooks are stored and shape-checked but not run.
 	Extensions *Extensions `json:"-"`
+
+	// LifecycleInterval is how often the S3 lifecycle worker applies the buckets'
+	// lifecycle rules (0: 1h).
+	LifecycleInterval time.Duration `json:"lifecycle-interval"`
+	// LifecycleDay is the length of a lifecycle rule's day (0: 24h; tests shorten it
+	// so that rules of days run in seconds).
+	LifecycleDay time.Duration `json:"lifecycle-day"`
 }
 
 // PluginSpec configures one process plugin (a hashicorp/go-plugin program).
@@ -224,6 +231,9 @@ func DefaultConfig() Config {
 		BodyMinRate:         1 << 10,
 		MaxConnections:      4096,
 		MaxConnectionsPerIP: 512,
+
+		LifecycleInterval: time.Hour,
+		LifecycleDay:      24 * time.Hour,
 	}
 }
 
@@ -245,6 +255,10 @@ func (c Config) Validate() error {
 		return fmt.Errorf("s3-max-object-size must be positive")
 	case c.S3UploadTTL <= 0:
 		return fmt.Errorf("s3-upload-ttl must be positive")
+	case c.LifecycleInterval != 0 && c.LifecycleInterval < 100*time.Millisecond:
+		return fmt.Errorf("lifecycle-interval must be at least 100ms (0: the default, 1h)")
+	case c.LifecycleDay < 0:
+		return fmt.Errorf("lifecycle-day must be positive (0: the default, 24h)")
 	case c.MaxObjectSize <= 0:
 		return fmt.Errorf("max-object-size must be positive")
 	case c.DeleteReapDelay <= 0:

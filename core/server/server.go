@@ -180,7 +180,7 @@ func (s *Server) openS3(cred Credential) error {
 		return err
 	}
 	svc, err := s3.New(s.db, s3.Config{MaxObjectSize: s.cfg.S3MaxObjectSize, Region: s.cfg.S3Region, Logger: s.log, Blobs: blobs,
-		UploadTTL: s.cfg.S3UploadTTL})
+		UploadTTL: s.cfg.S3UploadTTL, LifecycleInterval: s.cfg.LifecycleInterval, LifecycleDay: s.cfg.LifecycleDay})
 	if err != nil {
 		return fmt.Errorf("server: %w", err)
 	}
@@ -192,6 +192,7 @@ func (s *Server) openS3(cred Credential) error {
 		chunks, blobs := svc.Collected()
 		return map[string]any{"s3_chunks_collected_total": chunks, "s3_blobs_collected_total": blobs}
 	})
+	s.stats.AddSource(svc.LifecycleStats)
 	return nil
 }
 

@@ -46,6 +46,7 @@ const (
 	NoSuchBucket                      Code = "NoSuchBucket"
 	NoSuchBucketPolicy                Code = "NoSuchBucketPolicy"
 	NoSuchKey                         Code = "NoSuchKey"
+	NoSuchLifecycleConfiguration      Code = "NoSuchLifecycleConfiguration"
 	NoSuchUpload                      Code = "NoSuchUpload"
 	NoSuchTagSet                      Code = "NoSuchTagSet"
 	NoSuchUser                        Code = "NoSuchUser"
@@ -111,6 +112,7 @@ var statusOf = map[Code]int{
 	NoSuchBucket:                      404,
 	NoSuchBucketPolicy:                404,
 	NoSuchKey:                         404,
+	NoSuchLifecycleConfiguration:      404,
 	NoSuchUpload:                      404,
 	NoSuchTagSet:                      404,
 	NoSuchUser:                        404,

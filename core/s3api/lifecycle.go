@@ -1,0 +1,61 @@
+package s3api
+
+import (
+	"net/http"
+
+	"github.com/cairnkv/cairn/core/s3"
+	"github.com/cairnkv/cairn/core/s3api/s3xml"
+)
+
+// serveBucketLifecycle answers GET (the LifecycleConfiguration document, 404
+// NoSuchLifecycleConfiguration without one), PUT (a LifecycleConfiguration body: 200)
+// and DELETE (204) of /{bucket}?lifecycle; other methods are 405.
+func (c *call) serveBucketLifecycle() {
+	ctx := c.r.Context()
+	svc := c.a.svc
+	var err error
+	switch c.r.Method {
+	case http.MethodGet:
+		var lc *s3.Lifecycle
+		if lc, err = svc.BucketLifecycle(ctx, c.who, c.bucket); err == nil {
+			c.writeXML(s3xml.MarshalLifecycle(lc))
+			return
+		}
+	case http.MethodPut:
+		var body []byte
+		var lc *s3.Lifecycle
+		if body, err = c.readCheckedBody(s3xml.MaxLifecycleBody); err == nil {
+			if lc, err = s3xml.ParseLifecycle(body); err == nil {
+				err = svc.SetBucketLifecycle(ctx, c.who, c.bucket, lc)
+			}
+		}
+		if err == nil {
+			c.ok()
+			return
+		}
+	case http.MethodDelete:
+		if err = svc.DeleteBucketLifecycle(ctx, c.who, c.bucket); err == nil {
+			c.w.WriteHeader(http.StatusNoContent)
+			return
+		}
+	default:
+		c.methodNotAllowed()
+		return
+	}
+	c.fail(err)
+}
+
+// setExpiration sets x-amz-expiration on the answer about the current version m of
+// the object: when a lifecycle rule of its bucket will expire it, and which rule, as
+// AWS writes it (expiry-date="Fri, 23 Dec 2012 00:00:00 GMT", rule-id="…"). Nothing
+// when no rule does.
+func (c *call) setExpiration(m *s3.Manifest) {
+	b, err := c.a.svc.Bucket(c.r.Context(), c.bucket)
+	if err != nil {
+		return
+	}
+	if at, id, ok := c.a.svc.ManifestExpiry(b, c.key, m); ok {
+		c.w.Header()[c.names.prefix+"expiration"] = []string{
+			`expiry-date="` + at.Format(http.TimeFormat) + `", rule-id="` + id + `"`}
+	}
+}
