@@ -54,6 +54,8 @@ const (
 	BadRequest                = s3types.BadRequest
 	InvalidTag                = s3types.InvalidTag
 	NoSuchTagSet              = s3types.NoSuchTagSet
+	// ServerSideEncryptionConfigurationNotFoundError: GET ?encryption, none set.
+	ServerSideEncryptionConfigurationNotFoundError = s3types.ServerSideEncryptionConfigurationNotFoundError
 )
 
 // Error is an error the client caused or must see: an S3 code and a message safe to send.

@@ -34,6 +34,7 @@ package s3
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"hash/maphash"
@@ -42,6 +43,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/cairnkv/cairn/core/s3/sse"
 	"github.com/cairnkv/cairn/core/storage"
 )
 
@@ -85,6 +87,9 @@ type Config struct {
 	// rather than DB records (0: DefaultBlobMinSize). Objects larger than one chunk are
 	// blobs whatever it says.
 	BlobMinSize int64
+	// MasterKey wraps the data keys of SSE-S3 objects; nil: SSE-S3 (and bucket
+	// default encryption) is refused as not implemented.
+	MasterKey *sse.MasterKey
 }
 
 // Service is the object-storage service. It is safe for concurrent use.
@@ -186,6 +191,11 @@ func New(db storage.Store, cfg Config) (*Service, error) {
 		return nil, err
 	case n > 0:
 		s.log.Info("s3: collecting the chunks of interrupted writes", "writes", n)
+	}
+	if cfg.MasterKey != nil {
+		if err := s.recordMasterKey(context.Background()); err != nil {
+			return nil, err
+		}
 	}
 	s.gc = startCollector(s)
 	s.unsubscribe = db.Subscribe(s.observe)

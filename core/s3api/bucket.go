@@ -37,6 +37,10 @@ func (c *call) serveBucket() {
 		c.serveBucketTagging()
 		return
 	}
+	if c.has("encryption") {
+		c.serveBucketEncryption()
+		return
+	}
 	ctx := c.r.Context()
 	switch c.r.Method {
 	case http.MethodGet:

@@ -64,6 +64,9 @@ const (
 	UnresolvableGrantByEmail  Code = "UnresolvableGrantByEmailAddress"
 	UserAlreadyExists         Code = "UserAlreadyExists"
 	XAmzContentSHA256Mismatch Code = "XAmzContentSHA256Mismatch"
+	// ServerSideEncryptionConfigurationNotFoundError answers GET ?encryption of a
+	// bucket without default encryption.
+	ServerSideEncryptionConfigurationNotFoundError Code = "ServerSideEncryptionConfigurationNotFoundError"
 )
 
 // statusOf is the one table of S3 error codes and the HTTP status each is answered with
@@ -121,6 +124,7 @@ var statusOf = map[Code]int{
 	UnresolvableGrantByEmail:          400,
 	UserAlreadyExists:                 409,
 	XAmzContentSHA256Mismatch:         400,
+	ServerSideEncryptionConfigurationNotFoundError: 404,
 }
 
 // Status returns the HTTP status c is answered with: its entry in the table of codes,

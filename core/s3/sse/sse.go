@@ -351,7 +351,7 @@ func Unwrap(kek, wrapped, aad []byte) ([]byte, error) {
 		return nil, err
 	}
 	ns := aead.NonceSize()
-	if len(wrapped) != ns+KeySize+aead.Overhead() {
+	if len(wrapped) != WrappedSize || ns+KeySize+aead.Overhead() != WrappedSize {
 		return nil, ErrAuth
 	}
 	key, err := aead.Open(nil, wrapped[:ns], wrapped[ns:], aad)
@@ -360,3 +360,6 @@ func Unwrap(kek, wrapped, aad []byte) ([]byte, error) {
 	}
 	return key, nil
 }
+
+// WrappedSize is the size of a wrapped data key: nonce, key and tag.
+const WrappedSize = 12 + KeySize + TagSize
