@@ -158,6 +158,11 @@ type Config struct {
 	// Extensions are the extension runtimes (injected by cmd/cairn; core never imports
 	// plugins). Nil: hooks are stored and shape-checked but not run.
 	Extensions *Extensions `json:"-"`
+
+	// SSEMasterKey is the file of the master key that wraps SSE-S3 objects' data keys;
+	// empty: <data-dir>/sse-master.key, created at first start. A file named here must
+	// exist (a cluster's nodes share one key: copy the file).
+	SSEMasterKey string `json:"sse-master-key"`
 }
 
 // PluginSpec configures one process plugin (a hashicorp/go-plugin program).
