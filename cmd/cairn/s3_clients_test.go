@@ -67,20 +67,27 @@ func TestS3ClientsBoto3(t *testing.T) {
 	py := boto3Python(t)
 	s := startDefaultS3Server(t)
 	u := s3CreateUser(t, s, "boto3@example.com", "Boto3 User")
+	runBoto3Script(t, py, s, u, "clients.py", "boto3-clients", "PASS boto3")
+}
+
+// runBoto3Script runs testdata/boto3/SCRIPT with py against the server as user u, in
+// bucket (CAIRN_S3_* in its environment), and fails unless its last line is pass.
+func runBoto3Script(t *testing.T, py string, s *child, u s3User, script, bucket, pass string) {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, py, filepath.Join("testdata", "boto3", "clients.py"))
+	cmd := exec.CommandContext(ctx, py, filepath.Join("testdata", "boto3", script))
 	cmd.Env = []string{"HOME=" + t.TempDir(), "PATH=" + os.Getenv("PATH"), "LANG=C.UTF-8",
 		"AWS_EC2_METADATA_DISABLED=true", "AWS_CONFIG_FILE=/dev/null", "AWS_SHARED_CREDENTIALS_FILE=/dev/null",
 		"CAIRN_S3_ENDPOINT=http://" + s.S3Addr, "CAIRN_S3_KEY=" + u.KeyID, "CAIRN_S3_SECRET=" + u.KeySecret,
-		"CAIRN_S3_BUCKET=boto3-clients"}
+		"CAIRN_S3_BUCKET=" + bucket}
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	err := cmd.Run()
-	if err != nil || !strings.HasSuffix(strings.TrimSpace(out.String()), "PASS boto3") {
-		t.Fatalf("%s: %v\n%s", py, err, tail(out.String(), 4000))
+	if err != nil || !strings.HasSuffix(strings.TrimSpace(out.String()), pass) {
+		t.Fatalf("%s %s: %v\n%s", py, script, err, tail(out.String(), 4000))
 	}
-	t.Logf("%s: %d checks passed", py, strings.Count(out.String(), "\nok ")+1)
+	t.Logf("%s %s: %d checks passed", py, script, strings.Count(out.String(), "\nok ")+1)
 }
 
 // awscliMeta is what `aws s3api head-object` prints that these tests read.
