@@ -3,7 +3,6 @@ package s3
 import (
 	"bytes"
 	"context"
-	"crypto/md5"
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
@@ -277,7 +276,7 @@ func (s *Service) writeBlob(ctx context.Context, id []byte, in PutInput) ([]byte
 	if err != nil {
 		return nil, wrapf(err, "write data")
 	}
-	h := md5.New()
+	h := bodyHash(in)
 	bp := blobBufs.Get().(*[]byte)
 	defer blobBufs.Put(bp)
 	buf := *bp
@@ -330,7 +329,7 @@ func finishBody(in PutInput, sum []byte) ([]byte, error) {
 // writeChunks reads the body into chunks. A single-chunk object's chunk goes into the
 // commit batch; the chunks of a larger one are written as they fill. It returns the MD5.
 func (s *Service) writeChunks(ctx context.Context, id []byte, in PutInput, commit *writes, multi bool) ([]byte, error) {
-	h := md5.New()
+	h := bodyHash(in)
 	bp := s.chunkBuf()
 	defer chunkBufs.Put(bp)
 	buf := *bp
