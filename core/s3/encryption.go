@@ -309,9 +309,20 @@ func (s *Service) DeleteBucketEncryption(ctx context.Context, r Requester, bucke
 var masterKeyRecord = storage.KeyString(storage.TagS3, "sk", "master")
 
 // recordMasterKey records the master key's id in the store, or checks it against the
-// one recorded: a server (a cluster node) with another master key could not open the
-// objects the others encrypt, so it must not start.
+// one recorded: a server (a cluster node) with another master key, or with none once a
+// key is recorded, could not open the objects the others encrypt, so it must not start.
+// A server without a master key on a store without one records nothing.
 func (s *Service) recordMasterKey(ctx context.Context) error {
+	if s.cfg.MasterKey == nil {
+		v, err := s.db.Get(masterKeyRecord)
+		switch {
+		case errors.Is(err, storage.ErrNotFound):
+			return nil
+		case err != nil:
+			return wrapf(err, "read master key id")
+		}
+		return fmt.Errorf("s3: the store's SSE-S3 objects use master key %s and this server has no master key: start it with the same master key file (--sse-master-key)", v)
+	}
 	id := s.cfg.MasterKey.ID()
 	return s.update(ctx, "record master key id", func(t *txn) error {
 		v, err := t.get(masterKeyRecord)

@@ -381,7 +381,7 @@ func TestBucketEncryption(t *testing.T) {
 }
 
 // TestMasterKeyRecorded: the first service records its master key's id; a service
-// with another key refuses to start on the store, one with the same key starts;
+// with another key, or none, refuses to start on the store, one with the same key starts;
 // CheckKeys unwraps the SSE-S3 keys with the right key and reports them with another.
 func TestMasterKeyRecorded(t *testing.T) {
 	ctx := context.Background()
@@ -396,6 +396,9 @@ func TestMasterKeyRecorded(t *testing.T) {
 	other, _ := sse.NewMasterKey(sse.NewKey())
 	if _, err := New(db, Config{MasterKey: other}); err == nil || !strings.Contains(err.Error(), "same master key") {
 		t.Fatalf("another master key: %v", err)
+	}
+	if _, err := New(db, Config{}); err == nil || !strings.Contains(err.Error(), "has no master key") {
+		t.Fatalf("no master key on a store that records one: %v", err)
 	}
 	again, err := New(db, Config{MasterKey: s.cfg.MasterKey})
 	if err != nil {

@@ -192,10 +192,8 @@ func New(db storage.Store, cfg Config) (*Service, error) {
 	case n > 0:
 		s.log.Info("s3: collecting the chunks of interrupted writes", "writes", n)
 	}
-	if cfg.MasterKey != nil {
-		if err := s.recordMasterKey(context.Background()); err != nil {
-			return nil, err
-		}
+	if err := s.recordMasterKey(context.Background()); err != nil {
+		return nil, err
 	}
 	s.gc = startCollector(s)
 	s.unsubscribe = db.Subscribe(s.observe)

@@ -17,10 +17,16 @@ func MasterKeyPath(cfg Config) string {
 }
 
 // masterKey loads the SSE master key: the file --sse-master-key names (which must
-// exist), or the data directory's, created at first start. A file that others may
-// read, or malformed, stops the server with a message that says so.
+// exist), or, standalone, the data directory's, created at first start. A file that
+// others may read, or malformed, stops the server with a message that says so. A
+// cluster node without --sse-master-key has none (nil): every node must have the same
+// key, which nodes starting together cannot each create (see docs/rationale.md).
 func (s *Server) masterKey() (*sse.MasterKey, error) {
 	path := MasterKeyPath(s.cfg)
+	if s.cfg.SSEMasterKey == "" && s.cfg.ClusterName != "" {
+		s.log.Info("SSE-S3 and bucket default encryption are off: a cluster node needs --sse-master-key (the same file on every node)")
+		return nil, nil
+	}
 	if s.cfg.SSEMasterKey != "" {
 		k, err := sse.LoadMasterKey(path)
 		if err != nil {
