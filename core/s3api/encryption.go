@@ -170,3 +170,16 @@ func (c *call) unseal(obj *s3.Object) error {
 	}
 	return obj.Unseal(ck)
 }
+
+// sseConditionKeys adds to keys the bucket-policy condition keys of the encryption
+// headers a write carries: s3:x-amz-server-side-encryption and
+// s3:x-amz-server-side-encryption-customer-algorithm (absent when the header is, so
+// that a Null condition can require one).
+func (c *call) sseConditionKeys(keys map[string]string) {
+	if v, ok := c.headerPresent("Server-Side-Encryption"); ok {
+		keys[s3.CondSSE] = v
+	}
+	if v, ok := c.headerPresent("Server-Side-Encryption-Customer-Algorithm"); ok {
+		keys[s3.CondSSECustomerAlgorithm] = v
+	}
+}

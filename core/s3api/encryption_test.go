@@ -175,3 +175,17 @@ func TestBucketEncryptionHTTP(t *testing.T) {
 		t.Fatalf("PUT after DELETE ?encryption: %v", r.header)
 	}
 }
+
+// TestSSEPolicyConditionHTTP: a bucket policy that denies PUTs without
+// x-amz-server-side-encryption (Null s3:x-amz-server-side-encryption) refuses a plain
+// PUT of the owner and lets an SSE-S3 one through.
+func TestSSEPolicyConditionHTTP(t *testing.T) {
+	e := newMPEnv(t)
+	e.bucket("enc", e.alice)
+	policy := `{"Version":"2012-10-17","Statement":[{"Effect":"Deny","Principal":"*","Action":"s3:PutObject",` +
+		`"Resource":"arn:aws:s3:::enc/*","Condition":{"Null":{"s3:x-amz-server-side-encryption":"true"}}}]}`
+	e.must(204, mpReq{method: "PUT", path: "/enc", query: "policy", body: policy, as: e.alice})
+	e.mustErr(403, s3.AccessDenied, mpReq{method: "PUT", path: "/enc/k", body: "clear", as: e.alice})
+	e.must(200, mpReq{method: "PUT", path: "/enc/k", body: "sealed", as: e.alice,
+		header: map[string]string{"X-Amz-Server-Side-Encryption": "AES256"}})
+}
