@@ -205,6 +205,13 @@ func (e Extent) storedSize() int64 {
 	return e.Size
 }
 
+// holds reports whether n stored bytes are the extent's data: its stored size, or for
+// an empty sealed extent also nothing (a completed upload whose parts were all empty
+// names a chunk id that holds no data; a PUT of nothing stores one empty segment).
+func (e Extent) holds(n int64) bool {
+	return n == e.storedSize() || e.Sealed && e.Size == 0 && n == 0
+}
+
 // Unseal readies an encrypted object for reading with the request's SSE-C key ck (nil:
 // none given); for an object stored in clear it only checks that no key was given.
 // The errors are openKey's. An encrypted object's data cannot be read without it.

@@ -310,6 +310,22 @@ func TestSSEMultipart(t *testing.T) {
 	if err := s.AbortUpload(ctx, alice, "bkt", "mp2", u2.ID); err != nil {
 		t.Fatal(err)
 	}
+	// An encrypted upload of one empty part: an empty object that names no data (the
+	// service's cleanup checks the records).
+	u3, err := s.CreateUpload(ctx, alice, "bkt", "empty", PutInput{SSE: SSERequest{S3: true}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := s.PutPart(ctx, alice, "bkt", "empty", u3.ID, 1, PutInput{Body: bytes.NewReader(nil)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.CompleteUpload(ctx, alice, "bkt", "empty", u3.ID, []CompletePart{{Number: 1, ETag: p.ETag}}, WriteConditions{}); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := readSSE(t, s, alice, "bkt", "empty", nil, 0, -1); err != nil || len(got) != 0 {
+		t.Fatalf("empty multipart object: %q %v", got, err)
+	}
 }
 
 // TestSSEBadBodies: an encrypted PUT whose body is short, long or fails its
