@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"strings"
 )
 
@@ -85,18 +86,41 @@ func LoadMasterKey(path string) (*MasterKey, error) {
 }
 
 // LoadOrCreateMasterKey reads the master key file at path, creating it (mode 0600,
-// a new random key) when absent; created says it did.
+// a new random key) when absent; created says it did. The file appears whole or not
+// at all: it is written and synced under a temporary name, then linked to path (which
+// fails, and the winner's key is read, if another process created it meanwhile).
 func LoadOrCreateMasterKey(path string) (k *MasterKey, created bool, err error) {
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
-	if errors.Is(err, fs.ErrExist) {
+	if _, err := os.Stat(path); err == nil || !errors.Is(err, fs.ErrNotExist) {
 		k, err := LoadMasterKey(path)
 		return k, false, err
 	}
-	if err != nil {
+	key := NewKey()
+	tmp := fmt.Sprintf("%s.tmp-%x", path, random(8))
+	if err := writeSynced(tmp, hex.EncodeToString(key)+"\n"); err != nil {
 		return nil, false, fmt.Errorf("sse: create master key: %w", err)
 	}
-	key := NewKey()
-	_, err = f.WriteString(hex.EncodeToString(key) + "\n")
+	defer os.Remove(tmp)
+	if err := os.Link(tmp, path); errors.Is(err, fs.ErrExist) {
+		k, err := LoadMasterKey(path)
+		return k, false, err
+	} else if err != nil {
+		return nil, false, fmt.Errorf("sse: create master key: %w", err)
+	}
+	if d, err := os.Open(filepath.Dir(path)); err == nil {
+		_ = d.Sync() // the new name durable; failing only risks a new key at next start
+		d.Close()
+	}
+	k, err = NewMasterKey(key)
+	return k, true, err
+}
+
+// writeSynced creates the file name (mode 0600, not existing before) with text, synced.
+func writeSynced(name, text string) error {
+	f, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return err
+	}
+	_, err = f.WriteString(text)
 	if err == nil {
 		err = f.Sync()
 	}
@@ -104,9 +128,7 @@ func LoadOrCreateMasterKey(path string) (k *MasterKey, created bool, err error) 
 		err = cerr
 	}
 	if err != nil {
-		_ = os.Remove(path)
-		return nil, false, fmt.Errorf("sse: create master key: %w", err)
+		_ = os.Remove(name)
 	}
-	k, err = NewMasterKey(key)
-	return k, true, err
+	return err
 }

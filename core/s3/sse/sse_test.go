@@ -213,7 +213,8 @@ func TestWrap(t *testing.T) {
 }
 
 // TestMasterKeyFile: created 0600 at first use and read back the same; group- or
-// world-readable, malformed and non-regular files are refused with a message saying why.
+// world-readable, malformed and non-regular files are refused with a message saying
+// why; concurrent creators agree on one key.
 func TestMasterKeyFile(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, MasterKeyFile)
@@ -253,6 +254,29 @@ func TestMasterKeyFile(t *testing.T) {
 	}
 	if _, err := LoadMasterKey(write("ok", good+"\n", 0o600)); err != nil {
 		t.Errorf("good key with a line feed: %v", err)
+	}
+	// Creators racing on one path all end with the one key written, and leave no
+	// temporary file.
+	race := filepath.Join(t.TempDir(), MasterKeyFile)
+	ids := make(chan string, 8)
+	for range 8 {
+		go func() {
+			k, _, err := LoadOrCreateMasterKey(race)
+			if err != nil {
+				ids <- err.Error()
+				return
+			}
+			ids <- k.ID()
+		}()
+	}
+	first := <-ids
+	for range 7 {
+		if id := <-ids; id != first {
+			t.Fatalf("racing creators: %q and %q", first, id)
+		}
+	}
+	if entries, _ := os.ReadDir(filepath.Dir(race)); len(entries) != 1 {
+		t.Fatalf("left behind: %v", entries)
 	}
 }
 
