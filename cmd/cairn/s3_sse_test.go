@@ -7,6 +7,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
 	"fmt"
 	"io"
 	"io/fs"
@@ -17,6 +18,7 @@ import (
 	"testing"
 
 	"github.com/minio/minio-go/v7"
+	"github.com/minio/minio-go/v7/pkg/credentials"
 	"github.com/minio/minio-go/v7/pkg/encrypt"
 	"github.com/minio/minio-go/v7/pkg/sse"
 )
@@ -204,5 +206,67 @@ func TestS3SSEAtRest(t *testing.T) {
 		"--kv-listen", "127.0.0.1:0", "--s3-listen", "127.0.0.1:0"}})
 	if code == 0 || !strings.Contains(out+errOut, "readable by its owner only") {
 		t.Errorf("a world-readable master key: exit %d\n%s\n%s", code, out, errOut)
+	}
+}
+
+// TestS3SSECMinioTLS: over TLS (minio-go sends SSE-C keys over HTTPS only), an SSE-C
+// object written by minio-go, whole and as a multipart upload, reads back with its key
+// and is refused without it or with another; a copy decrypts it with the copy-source key
+// into an SSE-S3 object.
+func TestS3SSECMinioTLS(t *testing.T) {
+	t.Parallel()
+	ca := newTestCA(t)
+	dir := t.TempDir()
+	cert, key := filepath.Join(dir, "s3.pem"), filepath.Join(dir, "s3.key")
+	ca.issue(t, cert, key, 301)
+	s := startServerOpts(t, serverOpts{tlsRoots: ca.pool, args: []string{"--dialect", "riak", "--s3-tls-cert", cert, "--s3-tls-key", key}})
+	admin := s3c{s: s, cred: s3AdminCred(t, s), sign: s3V4}
+	admin.mkBucket(t, "ssec")
+	tr := &http.Transport{TLSClientConfig: &tls.Config{RootCAs: ca.pool}}
+	t.Cleanup(tr.CloseIdleConnections)
+	mc, err := minio.New(s.S3Addr, &minio.Options{Creds: credentials.NewStaticV4(admin.cred.KeyID, admin.cred.Secret, ""),
+		Secure: true, Region: "us-east-1", Transport: tr, MaxRetries: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	sseC, err := encrypt.NewSSEC(bytes.Repeat([]byte{7}, 32))
+	if err != nil {
+		t.Fatal(err)
+	}
+	other, _ := encrypt.NewSSEC(bytes.Repeat([]byte{8}, 32))
+	small := bytes.Repeat([]byte("minio sse-c "), 1000)
+	big := bytes.Repeat([]byte("a multipart upload under a customer key "), 300_000) // 12 MB: 3 parts of 5 MiB
+	for name, data := range map[string][]byte{"small": small, "big": big} {
+		if _, err := mc.PutObject(ctx, "ssec", name, bytes.NewReader(data), int64(len(data)),
+			minio.PutObjectOptions{ServerSideEncryption: sseC, PartSize: 5 << 20}); err != nil {
+			t.Fatalf("PutObject %s: %v", name, err)
+		}
+		o, err := mc.GetObject(ctx, "ssec", name, minio.GetObjectOptions{ServerSideEncryption: sseC})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := io.ReadAll(o)
+		if err != nil || !bytes.Equal(got, data) {
+			t.Errorf("GetObject %s with the key: %v (%d bytes)", name, err, len(got))
+		}
+		if _, err := mc.StatObject(ctx, "ssec", name, minio.StatObjectOptions{}); err == nil {
+			t.Errorf("StatObject %s without the key succeeded", name)
+		}
+		if _, err := mc.StatObject(ctx, "ssec", name, minio.StatObjectOptions{ServerSideEncryption: other}); minioCode(err) != "AccessDenied" {
+			t.Errorf("StatObject %s with another key: %v", name, err)
+		}
+	}
+	_, err = mc.CopyObject(ctx, minio.CopyDestOptions{Bucket: "ssec", Object: "copy", Encryption: encrypt.NewSSE()},
+		minio.CopySrcOptions{Bucket: "ssec", Object: "small", Encryption: encrypt.SSECopy(sseC)})
+	if err != nil {
+		t.Fatalf("CopyObject: %v", err)
+	}
+	o, err := mc.GetObject(ctx, "ssec", "copy", minio.GetObjectOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := io.ReadAll(o); err != nil || !bytes.Equal(got, small) {
+		t.Errorf("GetObject of the SSE-S3 copy: %v", err)
 	}
 }
