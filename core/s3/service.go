@@ -16,6 +16,7 @@
 //	"o"  bucket, key        → manifest (JSON)
 //	"w"  chunk id           → write in progress (JSON: bucket, key, started)
 //	"g"  chunk id           → chunks to collect ("")
+//	"sk" "master"           → id of the SSE master key (encryption.go)
 //	TagChunk: chunk id, 8-byte chunk number → data
 //
 // With Config.Blobs (a storage.BlobStore: local files, or any store that keeps its
@@ -24,6 +25,9 @@
 // committed (durable) before the manifest switches to it, removed by the collector like
 // chunks. A manifest names its blobs by id only (Manifest.Blob, Extent.Blob), never by
 // where the store keeps them.
+//
+// An encrypted object (Manifest.SSE) keeps the same layout with sealed data (see
+// encryption.go and core/s3/sse).
 //
 // A PUT writes its chunks under a fresh chunk id, then switches the object's manifest to
 // it in one synced batch that also queues the previous version's chunks for collection.
