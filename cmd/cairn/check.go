@@ -14,6 +14,7 @@ import (
 	"github.com/cairnkv/cairn/core/cluster"
 	"github.com/cairnkv/cairn/core/kv"
 	"github.com/cairnkv/cairn/core/s3"
+	"github.com/cairnkv/cairn/core/s3/sse"
 	"github.com/cairnkv/cairn/core/server"
 	"github.com/cairnkv/cairn/core/storage"
 )
@@ -83,6 +84,7 @@ func check(args []string, getenv func(string) string, stdout, stderr io.Writer) 
 	flags := flag.NewFlagSet("cairn check", flag.ContinueOnError)
 	flags.SetOutput(stderr)
 	dataDir := flags.String("data-dir", envOr(getenv, "CAIRN_DATA_DIR", "./data"), "data directory (env CAIRN_DATA_DIR)")
+	keyFile := flags.String("sse-master-key", envOr(getenv, "CAIRN_SSE_MASTER_KEY", ""), "SSE master key file (default <data-dir>/sse-master.key; env CAIRN_SSE_MASTER_KEY)")
 	if err := flags.Parse(args); err != nil {
 		return 2
 	}
@@ -128,10 +130,37 @@ func check(args []string, getenv func(string) string, stdout, stderr io.Writer) 
 	}
 	fmt.Fprintf(stdout, "cairn: s3: %d users, %d buckets, %d objects, %d chunks, %d blobs, %d chunk sets awaiting collection\n",
 		rep.Users, rep.Buckets, rep.Objects, rep.Chunks, rep.Blobs, rep.Pending)
+	problems += checkSSEKeys(db, *dataDir, *keyFile, stdout, stderr)
 	if problems > 0 {
 		fmt.Fprintf(stderr, "cairn: check %s: %d problems found\n", *dataDir, problems)
 		return 1
 	}
 	fmt.Fprintf(stdout, "cairn: %s is consistent\n", *dataDir)
 	return 0
+}
+
+// checkSSEKeys unwraps every SSE-S3 data key of db with the master key (keyFile, else
+// the data directory's when it has one) and returns the number of problems. SSE-C
+// objects' keys and contents cannot be checked: only their customers have the keys.
+func checkSSEKeys(db storage.Store, dataDir, keyFile string, stdout, stderr io.Writer) int {
+	path := server.MasterKeyPath(server.Config{DataDir: dataDir, SSEMasterKey: keyFile})
+	if _, err := os.Stat(path); keyFile == "" && errors.Is(err, fs.ErrNotExist) {
+		fmt.Fprintf(stdout, "cairn: s3: no SSE master key (%s): encrypted objects' keys are not checked\n", path)
+		return 0
+	}
+	mk, err := sse.LoadMasterKey(path)
+	if err != nil {
+		fmt.Fprintf(stderr, "cairn: check %s: %v\n", dataDir, err)
+		return 1
+	}
+	rep, err := s3.CheckKeys(db, mk)
+	if err != nil {
+		for _, line := range strings.Split(err.Error(), "\n") {
+			fmt.Fprintf(stderr, "cairn: check %s: %s\n", dataDir, line)
+		}
+		return max(rep.Problems, 1) // a read failure has no count
+	}
+	fmt.Fprintf(stdout, "cairn: s3: %d SSE-S3 data keys unwrap with master key %s; %d SSE-C objects and uploads (their keys and contents cannot be checked without their customers' keys)\n",
+		rep.ServerKeys-rep.Problems, mk.ID(), rep.CustomerKeys)
+	return rep.Problems
 }

@@ -52,6 +52,7 @@ func options() []option {
 			func(c *server.Config) string { return strconv.FormatInt(c.S3MaxObjectSize, 10) },
 			func(c *server.Config, v string) (err error) { c.S3MaxObjectSize, err = parseSize(v); return }},
 		strOpt("data-dir", "directory of the store", func(c *server.Config) *string { return &c.DataDir }),
+		strOpt("sse-master-key", "file of the master key of SSE-S3 objects (must exist; default: <data-dir>/sse-master.key, created at first start)", func(c *server.Config) *string { return &c.SSEMasterKey }),
 		strOpt("dialect", "names the server writes: store (X-Store-*, /store) or riak (X-Riak-*, /riak)", func(c *server.Config) *string { return &c.Dialect }),
 		strOpt("log-level", "debug, info, warn or error", func(c *server.Config) *string { return &c.LogLevel }),
 		strOpt("log-format", "text or json", func(c *server.Config) *string { return &c.LogFormat }),

@@ -1,6 +1,6 @@
 package main
 
-// End-to-end tests of "nothing silently accepted": the sub-resources and server-side
+// End-to-end tests of "nothing silently accepted": the sub-resources and KMS
 // encryption headers Cairn does not implement answer 501 NotImplemented naming what was
 // asked, store nothing, and are logged with the method, path and query.
 
@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/minio/minio-go/v7"
-	"github.com/minio/minio-go/v7/pkg/encrypt"
 )
 
 // TestS3UnservedSubResources: every AWS sub-resource Cairn does not serve answers 501
@@ -28,11 +27,11 @@ func TestS3UnservedSubResources(t *testing.T) {
 	c := s3c{s: s, cred: u.cred(), sign: s3V4}
 	c.mkBucket(t, "unserved")
 	c.put(t, "unserved", "obj", "the body")
-	bucketOnly := []string{"accelerate", "analytics", "encryption", "intelligent-tiering", "inventory",
+	bucketOnly := []string{"accelerate", "analytics", "intelligent-tiering", "inventory",
 		"logging", "metadataTable", "metrics", "notification", "object-lock", "ownershipControls",
 		"publicAccessBlock", "replication", "requestPayment", "versions", "website"}
 	objectOnly := []string{"attributes", "legal-hold", "restore", "retention", "select", "torrent",
-		"renameObject", "location", "policy", "policyStatus", "versioning", "delete", "versionId=3HL4kqtJlcpXroDTDmJ"}
+		"renameObject", "location", "policy", "policyStatus", "versioning", "delete", "encryption", "versionId=3HL4kqtJlcpXroDTDmJ"}
 	type target struct {
 		key  string
 		subs []string
@@ -93,11 +92,11 @@ func TestS3UnservedSubResources(t *testing.T) {
 	c.must(t, http.StatusOK, http.MethodGet, "unserved", "", "x-id=ListObjects&list-type=2", nil, "")
 }
 
-// TestS3EncryptionHeadersRefused: server-side encryption headers (SSE-S3/KMS on writes,
-// SSE-C on writes and reads, a copy source's SSE-C key) answer 501 NotImplemented
-// naming the header, in either vendor prefix, and nothing is stored in clear under the
-// client's belief that it is encrypted.
-func TestS3EncryptionHeadersRefused(t *testing.T) {
+// TestS3KMSRefused: the KMS encryption headers (a KMS key id, an encryption context) on
+// writes answer 501 NotImplemented naming the header, in either vendor prefix, as does
+// x-amz-server-side-encryption: aws:kms (KMS is not offered); nothing is stored in
+// clear under the client's belief that it is encrypted.
+func TestS3KMSRefused(t *testing.T) {
 	t.Parallel()
 	s := startS3Server(t)
 	u := s3CreateUser(t, s, "sse@example.com", "SSE")
@@ -105,13 +104,8 @@ func TestS3EncryptionHeadersRefused(t *testing.T) {
 	c.mkBucket(t, "sse")
 	c.put(t, "sse", "src", "source")
 	uploadID := mpInitiate(t, c, "sse", "mp")
-	key := "MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3ODlhYmNkZWY=" // 32 bytes, base64
-	writes := []string{"x-amz-server-side-encryption", "x-amz-server-side-encryption-aws-kms-key-id",
-		"x-amz-server-side-encryption-context", "x-amz-server-side-encryption-bucket-key-enabled",
-		"x-amz-server-side-encryption-customer-algorithm", "x-amz-server-side-encryption-customer-key",
-		"x-amz-server-side-encryption-customer-key-md5", "x-obj-server-side-encryption"}
-	copySource := []string{"x-amz-copy-source-server-side-encryption-customer-algorithm",
-		"x-amz-copy-source-server-side-encryption-customer-key", "x-amz-copy-source-server-side-encryption-customer-key-md5"}
+	kms := []string{"x-amz-server-side-encryption-aws-kms-key-id", "x-amz-server-side-encryption-context",
+		"x-obj-server-side-encryption-aws-kms-key-id"}
 	type op struct {
 		name, method, key, query string
 		h                        hdr
@@ -123,35 +117,23 @@ func TestS3EncryptionHeadersRefused(t *testing.T) {
 		{"create upload", http.MethodPost, "new-mp", "uploads", nil, ""},
 		{"upload part", http.MethodPut, "mp", mpQuery(uploadID, 1), nil, "part"},
 	}
-	check := func(o op, name, value string) {
-		t.Helper()
-		r := c.do(t, o.method, "sse", o.key, o.query, append(hdr{name, value}, o.h...), o.body)
-		e := expectS3Error(t, r, http.StatusNotImplemented, "NotImplemented")
-		if !strings.HasSuffix(e.Message, ": "+name) {
-			t.Errorf("%s with %s: message %q does not name the header", o.name, name, e.Message)
-		}
-	}
 	for _, o := range ops {
-		for _, h := range writes {
-			check(o, h, map[bool]string{true: key, false: "AES256"}[strings.HasSuffix(h, "-key")])
-		}
-	}
-	for _, h := range copySource {
-		check(ops[1], h, "AES256")
-	}
-	for _, m := range []string{http.MethodGet, http.MethodHead} {
-		for _, h := range writes[4:7] {
-			r := c.do(t, m, "sse", "src", "", hdr{h, "AES256"}, "")
-			if m == http.MethodHead {
-				if r.StatusCode != http.StatusNotImplemented {
-					t.Errorf("HEAD with %s: %d, want 501", h, r.StatusCode)
-				}
-				continue
+		for _, name := range kms {
+			r := c.do(t, o.method, "sse", o.key, o.query, append(hdr{name, "k"}, o.h...), o.body)
+			e := expectS3Error(t, r, http.StatusNotImplemented, "NotImplemented")
+			if !strings.HasSuffix(e.Message, ": "+name) {
+				t.Errorf("%s with %s: message %q does not name the header", o.name, name, e.Message)
 			}
-			check(op{"GET", m, "src", "", nil, ""}, h, "AES256")
+		}
+		if o.name == "upload part" {
+			continue // x-amz-server-side-encryption is not an upload part header
+		}
+		r := c.do(t, o.method, "sse", o.key, o.query, append(hdr{"x-amz-server-side-encryption", "aws:kms"}, o.h...), o.body)
+		if e := expectS3Error(t, r, http.StatusNotImplemented, "NotImplemented"); !strings.Contains(e.Message, "aws:kms") {
+			t.Errorf("%s with aws:kms: message %q", o.name, e.Message)
 		}
 	}
-	// Nothing was stored; the upload has no part; reads without the headers work.
+	// Nothing was stored; the upload has no part; reads work.
 	for _, k := range []string{"new", "copy", "new-mp"} {
 		expectS3Error(t, c.do(t, http.MethodGet, "sse", k, "", nil, ""), http.StatusNotFound, "NoSuchKey")
 	}
@@ -163,9 +145,8 @@ func TestS3EncryptionHeadersRefused(t *testing.T) {
 	}
 }
 
-// TestS3UnservedMinio: through minio-go, an SSE-S3 upload, GetObjectAttributes and
-// GetBucketEncryption answer NotImplemented; nothing is stored in
-// clear for the refused upload.
+// TestS3UnservedMinio: through minio-go, GetObjectAttributes and GetBucketReplication
+// answer NotImplemented.
 func TestS3UnservedMinio(t *testing.T) {
 	t.Parallel()
 	s := startS3Server(t)
@@ -176,20 +157,12 @@ func TestS3UnservedMinio(t *testing.T) {
 	ctx := context.Background()
 	for _, combo := range minioCombos {
 		mc := newMinio(t, s, u.cred(), combo)
-		_, err := mc.PutObject(ctx, "unserved-minio", "sse-"+combo.name, strings.NewReader("secret"), 6,
-			minio.PutObjectOptions{ServerSideEncryption: encrypt.NewSSE()})
-		if minioCode(err) != "NotImplemented" {
-			t.Errorf("%s: PutObject with SSE-S3: %v, want NotImplemented", combo.name, err)
-		}
-		if _, err := mc.StatObject(ctx, "unserved-minio", "sse-"+combo.name, minio.StatObjectOptions{}); minioCode(err) != "NoSuchKey" {
-			t.Errorf("%s: the refused SSE upload is stored: %v", combo.name, err)
-		}
-		_, err = mc.GetObjectAttributes(ctx, "unserved-minio", "obj", minio.ObjectAttributesOptions{})
+		_, err := mc.GetObjectAttributes(ctx, "unserved-minio", "obj", minio.ObjectAttributesOptions{})
 		if minioCode(err) != "NotImplemented" {
 			t.Errorf("%s: GetObjectAttributes: %v, want NotImplemented", combo.name, err)
 		}
-		if _, err := mc.GetBucketEncryption(ctx, "unserved-minio"); minioCode(err) != "NotImplemented" {
-			t.Errorf("%s: GetBucketEncryption: %v, want NotImplemented", combo.name, err)
+		if _, err := mc.GetBucketReplication(ctx, "unserved-minio"); minioCode(err) != "NotImplemented" {
+			t.Errorf("%s: GetBucketReplication: %v, want NotImplemented", combo.name, err)
 		}
 	}
 }

@@ -21,26 +21,8 @@ func BenchmarkPutObject(b *testing.B) {
 		{"one-key", func(int) string { return "k" }},
 	} {
 		b.Run(c.name, func(b *testing.B) {
-			db, err := storage.Open(filepath.Join(b.TempDir(), "db"), storage.Options{})
-			if err != nil {
-				b.Fatal(err)
-			}
-			defer db.Close()
-			s, err := New(db, Config{})
-			if err != nil {
-				b.Fatal(err)
-			}
-			defer s.Close()
+			s, r := benchService(b, Config{})
 			ctx := context.Background()
-			u, err := s.CreateUser(ctx, NewUser{Name: "bench", Email: "bench@example.com"})
-			if err != nil {
-				b.Fatal(err)
-			}
-			r := Requester{ID: u.ID, DisplayName: u.DisplayName}
-			acl, _ := CannedACL("", Owner{ID: r.ID}, Owner{ID: r.ID})
-			if _, err := s.CreateBucket(ctx, r, "bench", acl); err != nil {
-				b.Fatal(err)
-			}
 			data := bytes.Repeat([]byte("x"), 1024)
 			b.ReportAllocs()
 			b.ResetTimer()
@@ -52,4 +34,31 @@ func BenchmarkPutObject(b *testing.B) {
 			}
 		})
 	}
+}
+
+// benchService opens a service with cfg on a fresh store (closed at the end of the
+// benchmark) and returns it with a user who owns the bucket "bench".
+func benchService(b *testing.B, cfg Config) (*Service, Requester) {
+	b.Helper()
+	db, err := storage.Open(filepath.Join(b.TempDir(), "db"), storage.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { db.Close() })
+	s, err := New(db, cfg)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { s.Close() })
+	ctx := context.Background()
+	u, err := s.CreateUser(ctx, NewUser{Name: "bench", Email: "bench@example.com"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	r := Requester{ID: u.ID, DisplayName: u.DisplayName}
+	acl, _ := CannedACL("", Owner{ID: r.ID}, Owner{ID: r.ID})
+	if _, err := s.CreateBucket(ctx, r, "bench", acl); err != nil {
+		b.Fatal(err)
+	}
+	return s, r
 }

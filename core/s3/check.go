@@ -170,6 +170,9 @@ func Check(db storage.Store, blobs storage.BlobStore) (CheckReport, error) {
 		if err := CheckObjectTags(m.Tags); err != nil {
 			bad("s3: manifest %s/%s: tags: %v", bucket, name, err)
 		}
+		if err := checkEncryption(&m); err != nil {
+			bad("s3: manifest %s/%s: %v", bucket, name, err)
+		}
 		id, err := hex.DecodeString(m.UUID)
 		if err != nil || len(id) != 16 {
 			bad("s3: manifest %s/%s: bad chunk id %q", bucket, name, m.UUID)
@@ -243,8 +246,8 @@ func Check(db storage.Store, blobs storage.BlobStore) (CheckReport, error) {
 				bad("s3: data %s is in a blob and no blob store was given", label)
 			case !ok:
 				bad("s3: data %s: its blob is missing", label)
-			case size != e.Size:
-				bad("s3: data %s: blob of %d bytes, %d expected", label, size, e.Size)
+			case !e.holds(size):
+				bad("s3: data %s: blob of %d bytes, %d expected", label, size, e.storedSize())
 			}
 			if len(sizes[id]) > 0 {
 				bad("s3: data %s has a blob and chunk records", label)
@@ -258,8 +261,8 @@ func Check(db storage.Store, blobs storage.BlobStore) (CheckReport, error) {
 				bad("s3: chunk %d of %s is %d bytes, not %d", i, label, n, e.ChunkSize)
 			}
 		}
-		if total != e.Size {
-			bad("s3: data %s holds %d bytes in chunks, %d expected", label, total, e.Size)
+		if !e.holds(total) {
+			bad("s3: data %s holds %d bytes in chunks, %d expected", label, total, e.storedSize())
 		}
 	}
 	checkLifecycleIndex(tables, bad)

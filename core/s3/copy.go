@@ -19,8 +19,11 @@ type CopyInput struct {
 	// directive REPLACE).
 	ReplaceTags bool
 	// In gives the new object's ACL (ACL or Canned) and, with ReplaceMeta, its content
-	// type, metadata and headers. Its Body, Size and MD5 are ignored.
+	// type, metadata and headers. Its Body, Size and MD5 are ignored; its SSE is the
+	// new object's encryption.
 	In PutInput
+	// SourceKey is the SSE-C key of the source (nil: none given).
+	SourceKey *CustomerKey
 }
 
 // CopyObject copies srcBucket/srcKey (READ on the source) to dstBucket/dstKey (WRITE on
@@ -37,13 +40,16 @@ func (s *Service) CopyObject(ctx context.Context, r Requester, srcBucket, srcKey
 		return nil, err
 	}
 	defer src.Close()
+	if err := src.Unseal(ci.SourceKey); err != nil {
+		return nil, err
+	}
 	m := src.Manifest
 	if ci.Check != nil {
 		if err := ci.Check(m); err != nil {
 			return nil, err
 		}
 	}
-	if srcBucket == dstBucket && srcKey == dstKey && !ci.ReplaceMeta {
+	if srcBucket == dstBucket && srcKey == dstKey && !ci.ReplaceMeta && !ci.In.SSE.requested() {
 		return nil, Errorf(InvalidRequest, "This copy request is illegal because it is trying to copy an object to itself without changing the object's metadata, storage class, website redirect location or encryption attributes.")
 	}
 	in := ci.In
@@ -67,14 +73,18 @@ func (s *Service) CopyObject(ctx context.Context, r Requester, srcBucket, srcKey
 
 // CopyPart stores part n of an upload from bytes [off, off+length) of the source
 // object (READ on the source); length < 0 copies the whole object. A range outside the
-// source is InvalidArgument (as AWS answers).
+// source is InvalidArgument (as AWS answers). keys are the SSE-C keys of the source and
+// the upload.
 func (s *Service) CopyPart(ctx context.Context, r Requester, srcBucket, srcKey, bucket, key, uploadID string, n int,
-	off, length int64, check func(*Manifest) error) (*PartInfo, error) {
+	off, length int64, check func(*Manifest) error, keys CopyKeys) (*PartInfo, error) {
 	src, err := s.OpenObject(ctx, r, srcBucket, srcKey)
 	if err != nil {
 		return nil, err
 	}
 	defer src.Close()
+	if err := src.Unseal(keys.Source); err != nil {
+		return nil, err
+	}
 	m := src.Manifest
 	if check != nil {
 		if err := check(m); err != nil {
@@ -90,7 +100,7 @@ func (s *Service) CopyPart(ctx context.Context, r Requester, srcBucket, srcKey, 
 	var p *PartInfo
 	err = streamFrom(ctx, src, off, length, func(body io.Reader) error {
 		var err error
-		p, err = s.PutPart(ctx, r, bucket, key, uploadID, n, PutInput{Body: body, Size: length})
+		p, err = s.PutPart(ctx, r, bucket, key, uploadID, n, PutInput{Body: body, Size: length, SSE: SSERequest{Customer: keys.Dest}})
 		return err
 	})
 	return p, err

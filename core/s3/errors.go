@@ -58,6 +58,8 @@ const (
 	AccessForbidden           = s3types.AccessForbidden
 	InvalidPolicyDocument     = s3types.InvalidPolicyDocument
 	MalformedPOSTRequest      = s3types.MalformedPOSTRequest
+	// ServerSideEncryptionConfigurationNotFoundError: GET ?encryption, none set.
+	ServerSideEncryptionConfigurationNotFoundError = s3types.ServerSideEncryptionConfigurationNotFoundError
 )
 
 // Error is an error the client caused or must see: an S3 code and a message safe to send.

@@ -49,6 +49,8 @@ type Upload struct {
 	// or abort, conditional on the record it read, conflicts with a part committed
 	// after it listed the parts (by another service over the same store).
 	Parts uint64 `json:"parts,omitempty"`
+	// SSE, when set, is the encryption every part is stored with and the object gets.
+	SSE *Encryption `json:"sse,omitempty"`
 }
 
 // PartInfo is one uploaded part.
@@ -178,11 +180,15 @@ func (s *Service) CreateUpload(ctx context.Context, r Requester, bucket, key str
 	if err != nil {
 		return nil, err
 	}
+	enc, _, err := s.newEncryption(b, in.SSE)
+	if err != nil {
+		return nil, err
+	}
 	id := make([]byte, 16)
 	_, _ = rand.Read(id)
 	u := &Upload{Bucket: bucket, Key: key, ID: base64.RawURLEncoding.EncodeToString(id), Owner: owner,
 		Initiated: time.Now().UTC().Truncate(time.Millisecond), ContentType: in.ContentType, Meta: in.Meta,
-		Headers: in.Headers, ACL: acl, Tags: in.Tags}
+		Headers: in.Headers, ACL: acl, Tags: in.Tags, SSE: enc}
 	v, err := json.Marshal(u)
 	if err != nil {
 		return nil, wrapf(err, "encode upload")
@@ -245,17 +251,22 @@ func (s *Service) PutPart(ctx context.Context, r Requester, bucket, key, uploadI
 	if _, err := s.writableBucket(ctx, r, bucket, ActionPutObject, key); err != nil {
 		return nil, err
 	}
-	if _, err := s.upload(s.db.Get, bucket, key, uploadID); err != nil {
-		return nil, err
-	}
-	data := new(writes)
-	ext, sum, err := s.storeData(ctx, in, data, writeRecord{Bucket: bucket, Key: key})
+	u, err := s.upload(s.db.Get, bucket, key, uploadID)
 	if err != nil {
 		return nil, err
 	}
-	p := &PartInfo{Number: n, ETag: hex.EncodeToString(sum), LastModified: time.Now().UTC().Truncate(time.Millisecond), Extent: ext}
+	seal, err := s.openKey(u.SSE, in.SSE.Customer) // an SSE-C upload's parts carry its key
+	if err != nil {
+		return nil, err
+	}
+	data := new(writes)
+	ext, sum, err := s.storeData(ctx, in, data, writeRecord{Bucket: bucket, Key: key}, seal)
+	if err != nil {
+		return nil, err
+	}
+	p := &PartInfo{Number: n, ETag: seal.etag(sum), LastModified: time.Now().UTC().Truncate(time.Millisecond), Extent: ext}
 	if err := s.commitPart(ctx, bucket, key, uploadID, p, data); err != nil {
-		s.abandonExtent(ext, in.Size)
+		s.abandonExtent(ext)
 		return nil, err
 	}
 	return p, nil
@@ -395,7 +406,7 @@ func (s *Service) completeIn(t *txn, u *Upload, want []CompletePart, conds Write
 	invalid := Errorf(InvalidPart, "One or more of the specified parts could not be found. The part may not have been uploaded, or the specified entity tag may not match the part's entity tag.")
 	h := md5.New()
 	m := &Manifest{ChunkSize: s.cfg.ChunkSize, ContentType: u.ContentType, Meta: u.Meta, Headers: u.Headers,
-		Owner: u.Owner, ACL: u.ACL, Tags: u.Tags}
+		Owner: u.Owner, ACL: u.ACL, Tags: u.Tags, SSE: u.SSE}
 	used := map[int]bool{}
 	for i, w := range want {
 		p, ok := byNumber[w.Number]

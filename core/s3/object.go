@@ -3,7 +3,6 @@ package s3
 import (
 	"bytes"
 	"context"
-	"crypto/md5"
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
@@ -47,6 +46,8 @@ type PutInput struct {
 	// header (even empty), for the s3:RequestObjectTag policy conditions.
 	Tags    []Tag
 	HasTags bool
+	// SSE is the encryption the write asks for (none: the bucket's default).
+	SSE SSERequest
 }
 
 // requestTags is what the bucket-policy tag conditions see of a new object's write.
@@ -158,15 +159,19 @@ func (s *Service) PutObject(ctx context.Context, r Requester, bucket, key string
 	if err := s.precheck(bucket, key, in.Conditions); err != nil {
 		return nil, err // refused before the body is stored; the commit checks again
 	}
-	data := new(writes)
-	ext, sum, err := s.storeData(ctx, in, data, writeRecord{Bucket: bucket, Key: key})
+	enc, seal, err := s.newEncryption(b, in.SSE)
 	if err != nil {
 		return nil, err
 	}
-	m := &Manifest{UUID: ext.ID, Size: in.Size, ChunkSize: ext.ChunkSize, Blob: ext.Blob, ETag: hex.EncodeToString(sum),
-		ContentType: in.ContentType, Meta: in.Meta, Headers: in.Headers, Owner: owner, ACL: acl, Tags: in.Tags}
+	data := new(writes)
+	ext, sum, err := s.storeData(ctx, in, data, writeRecord{Bucket: bucket, Key: key}, seal)
+	if err != nil {
+		return nil, err
+	}
+	m := &Manifest{UUID: ext.ID, Size: in.Size, ChunkSize: ext.ChunkSize, Blob: ext.Blob, ETag: seal.etag(sum),
+		ContentType: in.ContentType, Meta: in.Meta, Headers: in.Headers, Owner: owner, ACL: acl, Tags: in.Tags, SSE: enc}
 	if err := s.commit(ctx, bucket, key, m, data, in.Conditions); err != nil {
-		s.abandonExtent(ext, in.Size)
+		s.abandonExtent(ext)
 		return nil, err
 	}
 	return m, nil
@@ -201,10 +206,19 @@ func newObjectACL(in PutInput, owner Owner, b *Bucket) (ACL, error) {
 // Data of one chunk or less under the blob size is added to commit (the writes of the
 // caller's commit); a larger body is written now, as a blob (or chunk records without a
 // blob store), owned meanwhile by a "w" record that commit deletes. On failure nothing
-// is left behind but collection work.
-func (s *Service) storeData(ctx context.Context, in PutInput, commit *writes, rec writeRecord) (Extent, []byte, error) {
+// is left behind but collection work. With seal, the data is stored sealed with it
+// (Extent.Sealed) and the MD5 is the plaintext's.
+func (s *Service) storeData(ctx context.Context, in PutInput, commit *writes, rec writeRecord, seal *dataKey) (Extent, []byte, error) {
 	id := make([]byte, 16)
 	_, _ = rand.Read(id)
+	var sealed *sealedBody
+	if seal != nil {
+		var err error
+		if in, sealed, err = seal.sealBody(id, in); err != nil {
+			return Extent{}, nil, err
+		}
+		defer sealed.enc.Close()
+	}
 	ext := Extent{ID: hex.EncodeToString(id), Size: in.Size, ChunkSize: s.cfg.ChunkSize}
 	ext.Blob = s.cfg.Blobs != nil && in.Size >= s.cfg.BlobMinSize
 	multi := ext.Blob || in.Size > int64(s.cfg.ChunkSize)
@@ -230,13 +244,16 @@ func (s *Service) storeData(ctx context.Context, in PutInput, commit *writes, re
 		}
 		return Extent{}, nil, err
 	}
+	if sealed != nil {
+		ext.Size, ext.Sealed, sum = sealed.size, true, sealed.sum.Sum(nil)
+	}
 	return ext, sum, nil
 }
 
 // abandonExtent queues the data of a stored extent whose commit failed (data of one
 // chunk was in the failed batch and is gone with it).
-func (s *Service) abandonExtent(e Extent, size int64) {
-	if !e.Blob && size <= int64(s.cfg.ChunkSize) {
+func (s *Service) abandonExtent(e Extent) {
+	if !e.Blob && e.storedSize() <= int64(s.cfg.ChunkSize) {
 		return
 	}
 	if id, err := hex.DecodeString(e.ID); err == nil {
@@ -259,7 +276,7 @@ func (s *Service) writeBlob(ctx context.Context, id []byte, in PutInput) ([]byte
 	if err != nil {
 		return nil, wrapf(err, "write data")
 	}
-	h := md5.New()
+	h := bodyHash(in)
 	bp := blobBufs.Get().(*[]byte)
 	defer blobBufs.Put(bp)
 	buf := *bp
@@ -312,7 +329,7 @@ func finishBody(in PutInput, sum []byte) ([]byte, error) {
 // writeChunks reads the body into chunks. A single-chunk object's chunk goes into the
 // commit batch; the chunks of a larger one are written as they fill. It returns the MD5.
 func (s *Service) writeChunks(ctx context.Context, id []byte, in PutInput, commit *writes, multi bool) ([]byte, error) {
-	h := md5.New()
+	h := bodyHash(in)
 	bp := s.chunkBuf()
 	defer chunkBufs.Put(bp)
 	buf := *bp
@@ -491,6 +508,8 @@ type Object struct {
 	snap     *storage.Snapshot
 	extents  []Extent
 	pinned   []string
+	// key opens the data of an encrypted object (set by Unseal).
+	key *dataKey
 }
 
 // OpenObject opens the object for reading (READ on the object). The caller must Close it.
@@ -622,9 +641,12 @@ func (o *Object) WriteRange(ctx context.Context, w io.Writer, off, n int64) erro
 		}
 		k := min(n, e.Size-off)
 		var err error
-		if e.Blob {
+		switch {
+		case e.Sealed:
+			err = o.writeSealed(ctx, w, e, off, k)
+		case e.Blob:
 			err = o.writeBlob(ctx, w, e, off, k)
-		} else {
+		default:
 			err = o.writeChunks(w, e, off, k)
 		}
 		if err != nil {

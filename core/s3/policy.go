@@ -276,6 +276,10 @@ const (
 	CondACL              = "s3:x-amz-acl"
 	CondSignatureVersion = "s3:signatureversion"
 	CondAuthType         = "s3:authtype"
+	// CondSSE and CondSSECustomerAlgorithm are the encryption a write asks for in its
+	// headers (x-amz-server-side-encryption, …-customer-algorithm).
+	CondSSE                  = "s3:x-amz-server-side-encryption"
+	CondSSECustomerAlgorithm = "s3:x-amz-server-side-encryption-customer-algorithm"
 )
 
 // The condition keys the server computes itself.
@@ -288,7 +292,7 @@ const (
 
 // stringKeys are the keys string operators accept.
 var stringKeys = []string{CondReferer, CondUserAgent, CondUsername, CondUserID, CondPrefix,
-	CondDelimiter, CondMaxKeys, CondACL, CondSignatureVersion, CondAuthType}
+	CondDelimiter, CondMaxKeys, CondACL, CondSignatureVersion, CondAuthType, CondSSE, CondSSECustomerAlgorithm}
 
 // condKeys are the condition keys each kind of operator accepts.
 var condKeys = map[condKind][]string{

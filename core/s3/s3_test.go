@@ -56,13 +56,19 @@ func newBlobStore(t *testing.T, kind blobKind) storage.BlobStore {
 // than one chunk.
 func newTestServiceBlobs(t *testing.T, kind blobKind) (*Service, *storage.DB) {
 	t.Helper()
+	return newTestServiceConfig(t, newBlobStore(t, kind), Config{ChunkSize: 16, MaxBuckets: 5})
+}
+
+// newTestServiceConfig is newTestService with cfg and the blob store blobs (nil: none).
+func newTestServiceConfig(t *testing.T, blobs storage.BlobStore, cfg Config) (*Service, *storage.DB) {
+	t.Helper()
 	dir := filepath.Join(t.TempDir(), "db")
 	db, err := storage.Open(dir, storage.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	blobs := newBlobStore(t, kind)
-	s, err := New(db, Config{ChunkSize: 16, MaxBuckets: 5, Blobs: blobs})
+	cfg.Blobs = blobs
+	s, err := New(db, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

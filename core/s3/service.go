@@ -19,6 +19,7 @@
 //	"lo" bucket, time, key  → ""             (lifecycle index of objects, derived)
 //	"lu" bucket, time, key, upload id → ""   (lifecycle index of uploads, derived)
 //	"lv" "index"            → backfill done (lifecycle index version)
+//	"sk" "master"           → id of the SSE master key (encryption.go)
 //	TagChunk: chunk id, 8-byte chunk number → data
 //
 // With Config.Blobs (a storage.BlobStore: local files, or any store that keeps its
@@ -27,6 +28,9 @@
 // committed (durable) before the manifest switches to it, removed by the collector like
 // chunks. A manifest names its blobs by id only (Manifest.Blob, Extent.Blob), never by
 // where the store keeps them.
+//
+// An encrypted object (Manifest.SSE) keeps the same layout with sealed data (see
+// encryption.go and core/s3/sse).
 //
 // A PUT writes its chunks under a fresh chunk id, then switches the object's manifest to
 // it in one synced batch that also queues the previous version's chunks for collection.
@@ -37,6 +41,7 @@ package s3
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"hash/maphash"
@@ -45,6 +50,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/cairnkv/cairn/core/s3/sse"
 	"github.com/cairnkv/cairn/core/storage"
 )
 
@@ -94,6 +100,9 @@ type Config struct {
 	// LifecycleDay is the length of a lifecycle rule's day (0: DefaultLifecycleDay);
 	// tests shorten it to run rules of days in seconds.
 	LifecycleDay time.Duration
+	// MasterKey wraps the data keys of SSE-S3 objects; nil: SSE-S3 (and bucket
+	// default encryption) is refused as not implemented.
+	MasterKey *sse.MasterKey
 }
 
 // Service is the object-storage service. It is safe for concurrent use.
@@ -203,6 +212,9 @@ func New(db storage.Store, cfg Config) (*Service, error) {
 		return nil, err
 	case n > 0:
 		s.log.Info("s3: collecting the chunks of interrupted writes", "writes", n)
+	}
+	if err := s.recordMasterKey(context.Background()); err != nil {
+		return nil, err
 	}
 	s.gc = startCollector(s)
 	s.unsubscribe = db.Subscribe(s.observe)

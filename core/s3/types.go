@@ -24,6 +24,8 @@ type Bucket struct {
 	// Lifecycle is the bucket's lifecycle configuration (PUT ?lifecycle), nil when it
 	// has none. A stored configuration is never changed in place.
 	Lifecycle *Lifecycle `json:"lifecycle,omitempty"`
+	// Encryption is the bucket's default encryption (PUT ?encryption), nil when none.
+	Encryption *BucketEncryption `json:"encryption,omitempty"`
 }
 
 // BucketInfo is one entry of a user's bucket list (defined in s3types).
@@ -64,6 +66,9 @@ type Manifest struct {
 	// Parts, for an object assembled by a multipart upload, are its data in order,
 	// each stored under its own chunk id (UUID then names no data).
 	Parts []Extent `json:"parts,omitempty"`
+	// SSE, when set, says the data is encrypted at rest and how (every extent is
+	// Sealed); Size and ETag stay the plaintext's.
+	SSE *Encryption `json:"sse,omitempty"`
 }
 
 // Extent is a run of an object's data stored under one chunk id: as chunk records of
@@ -73,6 +78,9 @@ type Extent struct {
 	Size      int64  `json:"size"`
 	ChunkSize int    `json:"chunk_size,omitempty"`
 	Blob      bool   `json:"blob,omitempty"`
+	// Sealed says the data is stored encrypted (core/s3/sse): Size is the plaintext's,
+	// the chunks or blob hold sse.SealedSize(Size) bytes.
+	Sealed bool `json:"sealed,omitempty"`
 }
 
 // Extents returns where the object's data is, in order.
@@ -80,7 +88,7 @@ func (m *Manifest) Extents() []Extent {
 	if len(m.Parts) > 0 {
 		return m.Parts
 	}
-	return []Extent{{ID: m.UUID, Size: m.Size, ChunkSize: m.ChunkSize, Blob: m.Blob}}
+	return []Extent{{ID: m.UUID, Size: m.Size, ChunkSize: m.ChunkSize, Blob: m.Blob, Sealed: m.SSE != nil}}
 }
 
 // ObjectInfo is one entry of an object listing (defined in s3types).

@@ -45,6 +45,10 @@ func (c *call) serveBucket() {
 		c.serveBucketLifecycle()
 		return
 	}
+	if c.has("encryption") {
+		c.serveBucketEncryption()
+		return
+	}
 	ctx := c.r.Context()
 	switch c.r.Method {
 	case http.MethodGet:

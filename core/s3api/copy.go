@@ -43,12 +43,18 @@ func (c *call) copyObject() {
 		c.fail(err)
 		return
 	}
-	m, err := c.a.svc.CopyObject(c.r.Context(), c.who, srcBucket, srcKey, c.bucket, c.key,
-		s3.CopyInput{Check: c.copyConditions(), ReplaceMeta: replace, ReplaceTags: replaceTags, In: in})
+	srcSSEKey, err := c.customerKey("Copy-Source-")
 	if err != nil {
 		c.fail(err)
 		return
 	}
+	m, err := c.a.svc.CopyObject(c.r.Context(), c.who, srcBucket, srcKey, c.bucket, c.key,
+		s3.CopyInput{Check: c.copyConditions(), ReplaceMeta: replace, ReplaceTags: replaceTags, In: in, SourceKey: srcSSEKey})
+	if err != nil {
+		c.fail(err)
+		return
+	}
+	c.echoSSE(m.SSE)
 	c.writeXML(s3xml.MarshalCopyObjectResult(m.LastModified, m.ETag))
 }
 
@@ -68,11 +74,20 @@ func (c *call) uploadPartCopy(uploadID string, n int) {
 			return
 		}
 	}
-	p, err := c.a.svc.CopyPart(c.r.Context(), c.who, srcBucket, srcKey, c.bucket, c.key, uploadID, n, off, length, c.copyConditions())
+	var keys s3.CopyKeys
+	if keys.Source, err = c.customerKey("Copy-Source-"); err == nil {
+		keys.Dest, err = c.customerKey("")
+	}
 	if err != nil {
 		c.fail(err)
 		return
 	}
+	p, err := c.a.svc.CopyPart(c.r.Context(), c.who, srcBucket, srcKey, c.bucket, c.key, uploadID, n, off, length, c.copyConditions(), keys)
+	if err != nil {
+		c.fail(err)
+		return
+	}
+	c.echoPartSSE(p, keys.Dest)
 	c.writeXML(s3xml.MarshalCopyPartResult(p.LastModified, p.ETag))
 }
 

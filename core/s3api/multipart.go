@@ -71,6 +71,7 @@ func (c *call) initiateUpload() {
 		c.fail(err)
 		return
 	}
+	c.echoSSE(u.SSE)
 	c.writeXML(s3xml.MarshalInitiateMultipartUpload(c.bucket, c.key, u.ID))
 }
 
@@ -99,6 +100,9 @@ func (c *call) uploadPart(uploadID string) {
 		return
 	}
 	data, err := c.uploadHeaders()
+	if err == nil {
+		data.SSE.Customer, err = c.customerKey("")
+	}
 	if err != nil {
 		c.fail(err)
 		return
@@ -108,6 +112,7 @@ func (c *call) uploadPart(uploadID string) {
 		c.fail(err)
 		return
 	}
+	c.echoPartSSE(p, data.SSE.Customer)
 	c.w.Header().Set("ETag", `"`+p.ETag+`"`)
 	c.ok()
 }
@@ -132,6 +137,7 @@ func (c *call) completeUpload(uploadID string) {
 		return
 	}
 	c.setExpiration(m)
+	c.echoSSE(m.SSE)
 	c.writeXML(s3xml.MarshalCompleteMultipartUpload(c.location(), c.bucket, c.key, m.ETag))
 }
 

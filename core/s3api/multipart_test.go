@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/cairnkv/cairn/core/s3"
+	"github.com/cairnkv/cairn/core/s3/sse"
 	"github.com/cairnkv/cairn/core/s3api/sig"
 	"github.com/cairnkv/cairn/core/storage"
 )
@@ -37,7 +38,11 @@ func newMPEnv(t *testing.T) *mpEnv {
 	if err != nil {
 		t.Fatal(err)
 	}
-	svc, err := s3.New(db, s3.Config{ChunkSize: 16, MinPartSize: mpMinPart})
+	mk, err := sse.NewMasterKey(make([]byte, sse.KeySize))
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc, err := s3.New(db, s3.Config{ChunkSize: 16, MinPartSize: mpMinPart, MasterKey: mk})
 	if err != nil {
 		t.Fatal(err)
 	}

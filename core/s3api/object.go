@@ -101,6 +101,7 @@ func (c *call) putObject() {
 		c.fail(err)
 		return
 	}
+	c.echoSSE(m.SSE)
 	c.w.Header().Set("ETag", `"`+m.ETag+`"`)
 	c.setExpiration(m)
 	c.ok()
@@ -123,7 +124,8 @@ func (c *call) contentMD5() ([]byte, error) {
 // objectInput reads the headers that describe a new object (PUT, multipart initiate,
 // copy): Content-Type, user metadata, the stored standard headers (Content-Encoding
 // without aws-chunked), the canned ACL or the grant headers (not both: 400
-// InvalidRequest), and the tags of x-amz-tagging. Body, Size and MD5 are left to the caller.
+// InvalidRequest), the tags of x-amz-tagging and the encryption asked for (sseRequest).
+// Body, Size and MD5 are left to the caller.
 func (c *call) objectInput() (s3.PutInput, error) {
 	r := c.r
 	in := s3.PutInput{ContentType: r.Header.Get("Content-Type"), Meta: c.userMeta(), Headers: map[string]string{}}
@@ -147,6 +149,9 @@ func (c *call) objectInput() (s3.PutInput, error) {
 	}
 	in.ACL, in.Canned = spec.ACL, spec.Canned
 	if in.Tags, in.HasTags, err = c.requestTags(); err != nil {
+		return s3.PutInput{}, err
+	}
+	if in.SSE, err = c.sseRequest(); err != nil {
 		return s3.PutInput{}, err
 	}
 	return in, nil
@@ -258,6 +263,10 @@ func (c *call) getObject() {
 	}
 	defer obj.Close()
 	m := obj.Manifest
+	if err := c.unseal(obj); err != nil {
+		c.fail(err)
+		return
+	}
 	if err := checkConditions(c.r, m); err != nil {
 		if s3.IsCode(err, s3.NotModified) {
 			c.w.Header().Set("ETag", `"`+m.ETag+`"`)
@@ -275,6 +284,7 @@ func (c *call) getObject() {
 	h.Set("ETag", `"`+m.ETag+`"`)
 	h.Set("Last-Modified", m.LastModified.Format(http.TimeFormat))
 	h.Set("Accept-Ranges", "bytes")
+	c.echoSSE(m.SSE)
 	for k, v := range m.Headers {
 		h.Set(k, v)
 	}

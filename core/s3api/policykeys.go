@@ -10,8 +10,10 @@ import (
 // s3.Requester.Keys): aws:Referer and aws:UserAgent from their headers,
 // aws:username (the user's name) and aws:userid (its canonical id) for a signed
 // request, s3:signatureversion ("AWS" for V2, "AWS4-HMAC-SHA256" for V4) and
-// s3:authtype ("REST-HEADER" or "REST-QUERY-STRING"), and s3:x-amz-acl on a PUT that
-// names a canned ACL. The listing keys are added by listObjects (listKeys).
+// s3:authtype ("REST-HEADER" or "REST-QUERY-STRING"), s3:x-amz-acl on a PUT that
+// names a canned ACL, and on a PUT or POST the encryption headers it carries
+// (s3:x-amz-server-side-encryption, …-customer-algorithm). The listing keys are added
+// by listObjects (listKeys).
 func (c *call) conditionKeys() map[string]string {
 	keys := make(map[string]string, 8)
 	h := c.r.Header
@@ -43,6 +45,9 @@ func (c *call) conditionKeys() map[string]string {
 		if v := c.header("Acl"); v != "" {
 			keys[s3.CondACL] = v
 		}
+	}
+	if c.r.Method == http.MethodPut || c.r.Method == http.MethodPost {
+		c.sseConditionKeys(keys)
 	}
 	return keys
 }

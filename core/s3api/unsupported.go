@@ -22,14 +22,14 @@ var knownSubResources = []string{"accelerate", "acl", "analytics", "attributes",
 // servedSubResources are the sub-resources Cairn serves, per target, on at least one
 // method; the dispatchers answer the methods a served sub-resource does not take (405,
 // or 501 for PUT ?versioning). Bucket: GET ?acl ?location ?versioning ?policy
-// ?policyStatus ?uploads ?tagging ?cors ?lifecycle; PUT ?acl ?policy ?tagging ?cors
-// ?lifecycle; DELETE ?policy ?tagging ?cors ?lifecycle; POST ?delete. Object: GET ?acl
-// ?uploadId ?tagging; PUT ?acl, ?partNumber&uploadId, ?tagging; POST ?uploads, ?uploadId;
-// DELETE ?uploadId ?tagging; ?versionId only as "null" (the one version an unversioned
-// bucket keeps).
+// ?policyStatus ?uploads ?tagging ?cors ?lifecycle ?encryption; PUT ?acl ?policy ?tagging
+// ?cors ?lifecycle ?encryption; DELETE ?policy ?tagging ?cors ?lifecycle ?encryption; POST
+// ?delete. Object: GET ?acl ?uploadId ?tagging; PUT ?acl, ?partNumber&uploadId, ?tagging;
+// POST ?uploads, ?uploadId; DELETE ?uploadId ?tagging; ?versionId only as "null" (the one
+// version an unversioned bucket keeps).
 var servedSubResources = map[bool][]string{
-	true:  {"acl", "location", "versioning", "policy", "policyStatus", "uploads", "delete", "tagging", "cors", "lifecycle"}, // bucket
-	false: {"acl", "uploads", "uploadId", "partNumber", "versionId", "tagging"},                                             // object
+	true:  {"acl", "location", "versioning", "policy", "policyStatus", "uploads", "delete", "tagging", "cors", "lifecycle", "encryption"}, // bucket
+	false: {"acl", "uploads", "uploadId", "partNumber", "versionId", "tagging"},                                                           // object
 }
 
 // unservedSubResource returns the first sub-resource of the request that Cairn does
@@ -50,36 +50,17 @@ func (c *call) unservedSubResource() string {
 	return ""
 }
 
-// sseHeaders are the server-side encryption headers (after the vendor prefix) that
-// ask the server to encrypt what it stores or to decrypt with a customer's key. Cairn
-// stores objects in clear, so a request carrying one answers 501 NotImplemented rather
-// than letting the client believe its data is encrypted.
-var sseHeaders = []string{"server-side-encryption", "server-side-encryption-aws-kms-key-id",
-	"server-side-encryption-context", "server-side-encryption-bucket-key-enabled"}
-
-// sseCustomerHeaders are the SSE-C headers: a customer-provided key for the object
-// written or read, or for a copy's source.
-var sseCustomerHeaders = []string{"server-side-encryption-customer-algorithm",
-	"server-side-encryption-customer-key", "server-side-encryption-customer-key-MD5",
-	"copy-source-server-side-encryption-customer-algorithm", "copy-source-server-side-encryption-customer-key",
-	"copy-source-server-side-encryption-customer-key-MD5"}
-
 // unservedHeader returns the name, as the request wrote its prefix, of the first
-// encryption header an object request carries that Cairn cannot honour, or "": on
-// writes (PUT, copy, upload part, POST to initiate or complete an upload) every
-// server-side encryption header, on reads (GET, HEAD) the SSE-C ones.
+// encryption header an object write (PUT, copy, upload part, POST to initiate or
+// complete an upload) carries that Cairn cannot honour, or "": the KMS ones (SSE-S3
+// and SSE-C are served, see encryption.go).
 func (c *call) unservedHeader() string {
 	if c.key == "" {
 		return ""
 	}
 	switch c.r.Method {
 	case http.MethodPut, http.MethodPost:
-		if n := c.presentHeader(sseHeaders); n != "" {
-			return n
-		}
-		return c.presentHeader(sseCustomerHeaders)
-	case http.MethodGet, http.MethodHead:
-		return c.presentHeader(sseCustomerHeaders)
+		return c.presentHeader(kmsHeaders)
 	}
 	return ""
 }

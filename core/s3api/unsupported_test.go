@@ -32,10 +32,13 @@ func TestUnserved(t *testing.T) {
 		{"POST", "k", "delete", "", "?delete"},
 		{"PUT", "k", "uploadId=u&partNumber=1", "", ""},
 		{"GET", "", "list-type=2&ownershipControls", "", "?ownershipControls"},
-		{"PUT", "k", "", "X-Amz-Server-Side-Encryption", "x-amz-server-side-encryption"},
+		{"GET", "", "encryption", "", ""},
+		{"GET", "k", "encryption", "", "?encryption"},
+		{"PUT", "k", "", "X-Amz-Server-Side-Encryption", ""}, // SSE-S3: served
 		{"POST", "k", "uploads", "X-Obj-Server-Side-Encryption-Aws-Kms-Key-Id", "x-obj-server-side-encryption-aws-kms-key-id"},
-		{"PUT", "k", "", "X-Amz-Copy-Source-Server-Side-Encryption-Customer-Key", "x-amz-copy-source-server-side-encryption-customer-key"},
-		{"GET", "k", "", "X-Amz-Server-Side-Encryption-Customer-Key-Md5", "x-amz-server-side-encryption-customer-key-md5"},
+		{"PUT", "k", "", "X-Amz-Server-Side-Encryption-Context", "x-amz-server-side-encryption-context"},
+		{"PUT", "k", "", "X-Amz-Copy-Source-Server-Side-Encryption-Customer-Key", ""}, // SSE-C: served
+		{"GET", "k", "", "X-Amz-Server-Side-Encryption-Customer-Key-Md5", ""},
 		{"GET", "k", "", "X-Amz-Server-Side-Encryption", ""}, // SSE-S3 on reads: nothing to decrypt
 		{"PUT", "", "", "X-Amz-Server-Side-Encryption", ""},  // bucket requests: no object stored
 		{"DELETE", "k", "", "X-Amz-Server-Side-Encryption-Customer-Key", ""},

@@ -23,6 +23,13 @@ import (
 // each waits for a majority of its peers), closed at the end of the test.
 func startCluster(t *testing.T, n int) []*server.Server {
 	t.Helper()
+	return startClusterWith(t, n, nil)
+}
+
+// startClusterWith is startCluster with each node's configuration changed by mod (nil:
+// none) before it starts.
+func startClusterWith(t *testing.T, n int, mod func(cfg *server.Config)) []*server.Server {
+	t.Helper()
 	routes := make([]string, n)
 	for i := range routes {
 		l, err := net.Listen("tcp", "127.0.0.1:0")
@@ -38,6 +45,9 @@ func startCluster(t *testing.T, n int) []*server.Server {
 	for i := range srvs {
 		cfg := coretest.Config(t)
 		cfg.ClusterName, cfg.ClusterListen, cfg.ClusterPeers = "blobs", routes[i], strings.Join(routes, ",")
+		if mod != nil {
+			mod(&cfg)
+		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()

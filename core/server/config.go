@@ -165,6 +165,10 @@ type Config struct {
 	// LifecycleDay is the length of a lifecycle rule's day (0: 24h; tests shorten it
 	// so that rules of days run in seconds).
 	LifecycleDay time.Duration `json:"lifecycle-day"`
+	// SSEMasterKey is the file of the master key that wraps SSE-S3 objects' data keys;
+	// empty: <data-dir>/sse-master.key, created at first start. A file named here must
+	// exist (a cluster's nodes share one key: copy the file).
+	SSEMasterKey string `json:"sse-master-key"`
 }
 
 // PluginSpec configures one process plugin (a hashicorp/go-plugin program).

@@ -179,8 +179,13 @@ func (s *Server) openS3(cred Credential) error {
 	if err != nil {
 		return err
 	}
+	mk, err := s.masterKey()
+	if err != nil {
+		return err
+	}
 	svc, err := s3.New(s.db, s3.Config{MaxObjectSize: s.cfg.S3MaxObjectSize, Region: s.cfg.S3Region, Logger: s.log, Blobs: blobs,
-		UploadTTL: s.cfg.S3UploadTTL, LifecycleInterval: s.cfg.LifecycleInterval, LifecycleDay: s.cfg.LifecycleDay})
+		UploadTTL: s.cfg.S3UploadTTL, LifecycleInterval: s.cfg.LifecycleInterval, LifecycleDay: s.cfg.LifecycleDay,
+		MasterKey: mk})
 	if err != nil {
 		return fmt.Errorf("server: %w", err)
 	}

@@ -71,6 +71,9 @@ const (
 	InvalidPolicyDocument   Code = "InvalidPolicyDocument"
 	MalformedPOSTRequest    Code = "MalformedPOSTRequest"
 	NoSuchCORSConfiguration Code = "NoSuchCORSConfiguration"
+	// ServerSideEncryptionConfigurationNotFoundError answers GET ?encryption of a
+	// bucket without default encryption.
+	ServerSideEncryptionConfigurationNotFoundError Code = "ServerSideEncryptionConfigurationNotFoundError"
 )
 
 // statusOf is the one table of S3 error codes and the HTTP status each is answered with
@@ -133,6 +136,7 @@ var statusOf = map[Code]int{
 	InvalidPolicyDocument:             400,
 	MalformedPOSTRequest:              400,
 	NoSuchCORSConfiguration:           404,
+	ServerSideEncryptionConfigurationNotFoundError: 404,
 }
 
 // Status returns the HTTP status c is answered with: its entry in the table of codes,

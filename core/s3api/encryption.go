@@ -1,0 +1,185 @@
+package s3api
+
+import (
+	"bytes"
+	"crypto/md5"
+	"encoding/base64"
+	"net/http"
+	"strings"
+
+	"github.com/cairnkv/cairn/core/s3"
+	"github.com/cairnkv/cairn/core/s3api/s3xml"
+)
+
+// kmsHeaders are the encryption headers (after the vendor prefix) that name KMS keys:
+// Cairn offers no KMS, so a write carrying one answers 501 NotImplemented.
+var kmsHeaders = []string{"server-side-encryption-aws-kms-key-id", "server-side-encryption-context"}
+
+// errKMS answers the requests for KMS-managed keys.
+var errKMS = s3.Errorf(s3.NotImplemented, "A header or query you provided requested a function that is not implemented: server-side encryption with KMS keys (aws:kms) is not offered; use AES256")
+
+// sseRequest reads the encryption a write asks for (PUT, copy, multipart initiate):
+// x-amz-server-side-encryption AES256 (aws:kms is 501 NotImplemented, another value
+// 400 InvalidArgument) or the SSE-C headers (customerKey), not both (400
+// InvalidArgument). x-amz-server-side-encryption-bucket-key-enabled is accepted and
+// changes nothing.
+func (c *call) sseRequest() (s3.SSERequest, error) {
+	var q s3.SSERequest
+	if v, ok := c.headerPresent("Server-Side-Encryption"); ok {
+		switch v = strings.TrimSpace(v); {
+		case v == s3.SSEAlgorithm:
+			q.S3 = true
+		case strings.HasPrefix(v, "aws:kms"):
+			return q, errKMS
+		default:
+			return q, s3.Errorf(s3.InvalidArgument, "The encryption method specified is not supported")
+		}
+	}
+	ck, err := c.customerKey("")
+	if err != nil {
+		return q, err
+	}
+	if ck != nil && q.S3 {
+		return q, s3.Errorf(s3.InvalidArgument, "Server Side Encryption with Customer provided key is incompatible with the encryption method specified")
+	}
+	q.Customer = ck
+	return q, nil
+}
+
+// customerKey reads the SSE-C headers of the object written or read (prefix "") or of
+// a copy's source (prefix "Copy-Source-"): nil when there are none. The algorithm
+// must be AES256, the key the base64 of 32 bytes, its MD5 the base64 of the key's MD5;
+// a header missing or wrong is 400 InvalidArgument with AWS's texts.
+func (c *call) customerKey(prefix string) (*s3.CustomerKey, error) {
+	base := prefix + "Server-Side-Encryption-Customer-"
+	alg, hasAlg := c.headerPresent(base + "Algorithm")
+	key, hasKey := c.headerPresent(base + "Key")
+	sum, hasSum := c.headerPresent(base + "Key-Md5")
+	if !hasAlg && !hasKey && !hasSum {
+		return nil, nil
+	}
+	const must = "Requests specifying Server Side Encryption with Customer provided keys must provide "
+	if !hasAlg || strings.TrimSpace(alg) != s3.SSEAlgorithm {
+		return nil, s3.Errorf(s3.InvalidArgument, must+"a valid encryption algorithm.")
+	}
+	if !hasKey {
+		return nil, s3.Errorf(s3.InvalidArgument, must+"an appropriate secret key.")
+	}
+	k, err := base64.StdEncoding.DecodeString(strings.TrimSpace(key))
+	if err != nil || len(k) != 32 {
+		return nil, s3.Errorf(s3.InvalidArgument, "The secret key was invalid for the specified algorithm.")
+	}
+	if !hasSum {
+		return nil, s3.Errorf(s3.InvalidArgument, must+"the client calculated MD5 of the secret key.")
+	}
+	want := md5.Sum(k)
+	if got, err := base64.StdEncoding.DecodeString(strings.TrimSpace(sum)); err != nil || !bytes.Equal(got, want[:]) {
+		return nil, s3.Errorf(s3.InvalidArgument, "The calculated MD5 hash of the key did not match the hash that was provided.")
+	}
+	return &s3.CustomerKey{Key: k, MD5: base64.StdEncoding.EncodeToString(want[:])}, nil
+}
+
+// echoSSE sets the response headers that say how the object (or upload, or part) is
+// encrypted: x-amz-server-side-encryption for SSE-S3, the SSE-C algorithm and key MD5
+// for SSE-C; nothing for data stored in clear.
+func (c *call) echoSSE(e *s3.Encryption) {
+	if e == nil {
+		return
+	}
+	h := c.w.Header()
+	if !e.Customer {
+		h[c.names.prefix+"server-side-encryption"] = []string{s3.SSEAlgorithm}
+		return
+	}
+	h[c.names.prefix+"server-side-encryption-customer-algorithm"] = []string{s3.SSEAlgorithm}
+	h[c.names.prefix+"server-side-encryption-customer-key-md5"] = []string{e.CustomerKeyMD5}
+}
+
+// echoPartSSE echoes the encryption of a part stored with the request's SSE-C key ck
+// (nil: none): a sealed part is SSE-C with ck, else SSE-S3.
+func (c *call) echoPartSSE(p *s3.PartInfo, ck *s3.CustomerKey) {
+	switch {
+	case !p.Extent.Sealed:
+	case ck != nil:
+		c.echoSSE(&s3.Encryption{Customer: true, CustomerKeyMD5: ck.MD5})
+	default:
+		c.echoSSE(&s3.Encryption{})
+	}
+}
+
+// serveBucketEncryption answers GET, PUT and DELETE /{bucket}?encryption: the
+// bucket's default encryption (AES256 only; aws:kms is 501 NotImplemented, another
+// algorithm 400 MalformedXML, a KMS key with AES256 400 InvalidArgument).
+func (c *call) serveBucketEncryption() {
+	ctx := c.r.Context()
+	svc := c.a.svc
+	var err error
+	switch c.r.Method {
+	case http.MethodGet:
+		var e *s3.BucketEncryption
+		if e, err = svc.BucketEncryption(ctx, c.who, c.bucket); err == nil {
+			c.writeXML(s3xml.MarshalEncryption(s3xml.EncryptionRule{Algorithm: e.Algorithm, BucketKeyEnabled: e.BucketKeyEnabled}))
+			return
+		}
+	case http.MethodPut:
+		var rule s3xml.EncryptionRule
+		if rule, err = c.readEncryption(); err == nil {
+			err = svc.SetBucketEncryption(ctx, c.who, c.bucket, s3.BucketEncryption{Algorithm: rule.Algorithm, BucketKeyEnabled: rule.BucketKeyEnabled})
+		}
+		if err == nil {
+			c.ok()
+			return
+		}
+	case http.MethodDelete:
+		if err = svc.DeleteBucketEncryption(ctx, c.who, c.bucket); err == nil {
+			c.w.WriteHeader(http.StatusNoContent)
+			return
+		}
+	default:
+		c.methodNotAllowed()
+		return
+	}
+	c.fail(err)
+}
+
+// readEncryption reads and parses the body of PUT ?encryption (at most maxXMLBody
+// bytes).
+func (c *call) readEncryption() (s3xml.EncryptionRule, error) {
+	body, err := c.readXMLBody()
+	if err != nil {
+		return s3xml.EncryptionRule{}, err
+	}
+	rule, err := s3xml.ParseEncryption(body)
+	switch {
+	case err != nil:
+		return rule, err
+	case strings.HasPrefix(rule.Algorithm, "aws:kms"):
+		return rule, errKMS
+	case rule.KMSMasterKeyID != "":
+		return rule, s3.Errorf(s3.InvalidArgument, "a KMSMasterKeyID is not applicable if the default sse algorithm is not aws:kms")
+	}
+	return rule, nil
+}
+
+// unseal readies an opened object for reading with the request's SSE-C headers (see
+// s3.Object.Unseal for the answers).
+func (c *call) unseal(obj *s3.Object) error {
+	ck, err := c.customerKey("")
+	if err != nil {
+		return err
+	}
+	return obj.Unseal(ck)
+}
+
+// sseConditionKeys adds to keys the bucket-policy condition keys of the encryption
+// headers a write carries: s3:x-amz-server-side-encryption and
+// s3:x-amz-server-side-encryption-customer-algorithm (absent when the header is, so
+// that a Null condition can require one).
+func (c *call) sseConditionKeys(keys map[string]string) {
+	if v, ok := c.headerPresent("Server-Side-Encryption"); ok {
+		keys[s3.CondSSE] = v
+	}
+	if v, ok := c.headerPresent("Server-Side-Encryption-Customer-Algorithm"); ok {
+		keys[s3.CondSSECustomerAlgorithm] = v
+	}
+}
