@@ -21,6 +21,8 @@ type CopyInput struct {
 	// In gives the new object's ACL (ACL or Canned) and, with ReplaceMeta, its content
 	// type, metadata and headers. Its Body, Size and MD5 are ignored.
 	In PutInput
+	// SourceVersionID, when set, is the version of the source to copy (s3:GetObjectVersion).
+	SourceVersionID string
 }
 
 // CopyObject copies srcBucket/srcKey (READ on the source) to dstBucket/dstKey (WRITE on
@@ -32,7 +34,7 @@ func (s *Service) CopyObject(ctx context.Context, r Requester, srcBucket, srcKey
 	if err := checkNewKey(dstKey); err != nil {
 		return nil, err
 	}
-	src, err := s.OpenObject(ctx, r, srcBucket, srcKey)
+	src, err := s.openObject(ctx, r, srcBucket, srcKey, ci.SourceVersionID, PermRead)
 	if err != nil {
 		return nil, err
 	}
@@ -43,7 +45,7 @@ func (s *Service) CopyObject(ctx context.Context, r Requester, srcBucket, srcKey
 			return nil, err
 		}
 	}
-	if srcBucket == dstBucket && srcKey == dstKey && !ci.ReplaceMeta {
+	if srcBucket == dstBucket && srcKey == dstKey && !ci.ReplaceMeta && ci.SourceVersionID == "" {
 		return nil, Errorf(InvalidRequest, "This copy request is illegal because it is trying to copy an object to itself without changing the object's metadata, storage class, website redirect location or encryption attributes.")
 	}
 	in := ci.In

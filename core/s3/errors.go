@@ -54,6 +54,9 @@ const (
 	BadRequest                = s3types.BadRequest
 	InvalidTag                = s3types.InvalidTag
 	NoSuchTagSet              = s3types.NoSuchTagSet
+	// NoSuchVersion and IllegalVersioningConfiguration are versioning's (versioning.go).
+	NoSuchVersion                  = s3types.NoSuchVersion
+	IllegalVersioningConfiguration = s3types.IllegalVersioningConfiguration
 )
 
 // Error is an error the client caused or must see: an S3 code and a message safe to send.

@@ -19,6 +19,9 @@ type Bucket struct {
 	// Deleting, when set, is when a DeleteBucket marked the record to check that the
 	// bucket is empty (see DeleteBucket); object commits wait for it.
 	Deleting time.Time `json:"deleting,omitzero"`
+	// Versioning is the bucket's versioning state: "" (never enabled),
+	// VersioningEnabled or VersioningSuspended (see versioning.go).
+	Versioning string `json:"versioning,omitempty"`
 }
 
 // BucketInfo is one entry of a user's bucket list (defined in s3types).
@@ -59,6 +62,12 @@ type Manifest struct {
 	// Parts, for an object assembled by a multipart upload, are its data in order,
 	// each stored under its own chunk id (UUID then names no data).
 	Parts []Extent `json:"parts,omitempty"`
+	// VersionID is the version's id in a versioned bucket ("" for the null version:
+	// written before versioning was enabled, or while it was suspended).
+	VersionID string `json:"version_id,omitempty"`
+	// DeleteMarker says this version is a delete marker: it has no data, and only
+	// the versions table holds it (see versioning.go).
+	DeleteMarker bool `json:"delete_marker,omitempty"`
 }
 
 // Extent is a run of an object's data stored under one chunk id: as chunk records of

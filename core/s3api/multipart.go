@@ -131,6 +131,7 @@ func (c *call) completeUpload(uploadID string) {
 		c.fail(err)
 		return
 	}
+	c.setVersionHeader(m)
 	c.writeXML(s3xml.MarshalCompleteMultipartUpload(c.location(), c.bucket, c.key, m.ETag))
 }
 
@@ -238,13 +239,10 @@ func (c *call) listUploads() {
 	}
 	n = min(n, s3.MaxListUploads)
 	opts.MaxUploads = max(n, 1)
-	encURL := false
-	if v, ok := q["encoding-type"]; ok {
-		if v[0] != "url" {
-			c.fail(s3.Errorf(s3.InvalidArgument, "Invalid Encoding Method specified in Request"))
-			return
-		}
-		encURL = true
+	encURL, err := c.encodingURL()
+	if err != nil {
+		c.fail(err)
+		return
 	}
 	l, err := c.a.svc.ListUploads(c.r.Context(), c.who, c.bucket, opts)
 	if err != nil {

@@ -41,7 +41,12 @@ func (c *call) serveObject() {
 				c.methodNotAllowed()
 				return
 			}
-			acl, err := c.a.svc.ObjectACL(c.r.Context(), c.who, c.bucket, c.key)
+			id, err := c.versionID()
+			if err != nil {
+				c.fail(err)
+				return
+			}
+			acl, err := c.a.svc.ObjectVersionACL(c.r.Context(), c.who, c.bucket, c.key, id)
 			if err != nil {
 				c.fail(err)
 				return
@@ -60,15 +65,7 @@ func (c *call) serveObject() {
 			c.putObject()
 		}
 	case http.MethodDelete:
-		if c.hasSubResource() {
-			c.methodNotAllowed()
-			return
-		}
-		if err := c.a.svc.DeleteObject(c.r.Context(), c.who, c.bucket, c.key); err != nil {
-			c.fail(err)
-			return
-		}
-		c.w.WriteHeader(http.StatusNoContent)
+		c.deleteObject()
 	default:
 		c.methodNotAllowed()
 	}
@@ -102,6 +99,7 @@ func (c *call) putObject() {
 		return
 	}
 	c.w.Header().Set("ETag", `"`+m.ETag+`"`)
+	c.setVersionHeader(m)
 	c.ok()
 }
 
@@ -230,7 +228,12 @@ func (c *call) putObjectACL() {
 		c.fail(err)
 		return
 	}
-	if err := c.a.svc.SetObjectACL(c.r.Context(), c.who, c.bucket, c.key, spec); err != nil {
+	id, err := c.versionID()
+	if err != nil {
+		c.fail(err)
+		return
+	}
+	if err := c.a.svc.SetObjectVersionACL(c.r.Context(), c.who, c.bucket, c.key, id, spec); err != nil {
 		c.fail(err)
 		return
 	}
@@ -250,13 +253,19 @@ var responseOverrides = map[string]string{
 // getObject answers GET and HEAD of an object: headers, conditional requests, a single
 // byte range, and the data streamed chunk by chunk from one snapshot.
 func (c *call) getObject() {
-	obj, err := c.a.svc.OpenObject(c.r.Context(), c.who, c.bucket, c.key)
+	id, err := c.versionID()
+	if err != nil {
+		c.fail(err)
+		return
+	}
+	obj, err := c.a.svc.OpenObjectVersion(c.r.Context(), c.who, c.bucket, c.key, id)
 	if err != nil {
 		c.fail(err)
 		return
 	}
 	defer obj.Close()
 	m := obj.Manifest
+	c.setVersionHeader(m)
 	if err := checkConditions(c.r, m); err != nil {
 		if s3.IsCode(err, s3.NotModified) {
 			c.w.Header().Set("ETag", `"`+m.ETag+`"`)
