@@ -7,7 +7,6 @@ package main
 // those names, and one with no hint in the default dialect's.
 
 import (
-	"bytes"
 	"context"
 	"io"
 	"net/http"
@@ -64,23 +63,7 @@ func boto3Python(t *testing.T) string {
 // directives; see the script) against a server with no flags.
 func TestS3ClientsBoto3(t *testing.T) {
 	t.Parallel()
-	py := boto3Python(t)
-	s := startDefaultS3Server(t)
-	u := s3CreateUser(t, s, "boto3@example.com", "Boto3 User")
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, py, filepath.Join("testdata", "boto3", "clients.py"))
-	cmd.Env = []string{"HOME=" + t.TempDir(), "PATH=" + os.Getenv("PATH"), "LANG=C.UTF-8",
-		"AWS_EC2_METADATA_DISABLED=true", "AWS_CONFIG_FILE=/dev/null", "AWS_SHARED_CREDENTIALS_FILE=/dev/null",
-		"CAIRN_S3_ENDPOINT=http://" + s.S3Addr, "CAIRN_S3_KEY=" + u.KeyID, "CAIRN_S3_SECRET=" + u.KeySecret,
-		"CAIRN_S3_BUCKET=boto3-clients"}
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	err := cmd.Run()
-	if err != nil || !strings.HasSuffix(strings.TrimSpace(out.String()), "PASS boto3") {
-		t.Fatalf("%s: %v\n%s", py, err, tail(out.String(), 4000))
-	}
-	t.Logf("%s: %d checks passed", py, strings.Count(out.String(), "\nok ")+1)
+	runBoto3Script(t, "clients.py", "boto3-clients", "PASS boto3")
 }
 
 // awscliMeta is what `aws s3api head-object` prints that these tests read.
