@@ -601,8 +601,6 @@ func TestS3Unimplemented(t *testing.T) {
 		method, key, query, body string
 	}
 	cases := []req{
-		{http.MethodGet, "", "versions", ""},
-		{http.MethodGet, "", "versions&prefix=a", ""},
 		{http.MethodGet, "", "lifecycle", ""},
 		{http.MethodPut, "", "lifecycle", `<LifecycleConfiguration><Rule><ID>r</ID><Status>Enabled</Status><Filter/><Expiration><Days>1</Days></Expiration></Rule></LifecycleConfiguration>`},
 		{http.MethodDelete, "", "lifecycle", ""},
@@ -612,7 +610,6 @@ func TestS3Unimplemented(t *testing.T) {
 		{http.MethodGet, "", "cors", ""},
 		{http.MethodPut, "", "cors", `<CORSConfiguration><CORSRule><AllowedMethod>GET</AllowedMethod><AllowedOrigin>*</AllowedOrigin></CORSRule></CORSConfiguration>`},
 		{http.MethodDelete, "", "cors", ""},
-		{http.MethodPut, "", "versioning", `<VersioningConfiguration><Status>Enabled</Status></VersioningConfiguration>`},
 		{http.MethodGet, "obj", "torrent", ""},
 	}
 	for _, sign := range []s3SigVer{s3V2, s3V4} {

@@ -59,6 +59,8 @@ func (c *call) serveObject() {
 		switch {
 		case c.has("acl"):
 			c.putObjectACL()
+		case c.has("versionId"):
+			c.fail(s3.Errorf(s3.InvalidArgument, "A PUT or copy of an object makes a new version: it takes no versionId"))
 		case c.header("Copy-Source") != "":
 			c.copyObject()
 		default:
