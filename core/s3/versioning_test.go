@@ -3,11 +3,16 @@ package s3
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
+	"time"
+
+	"github.com/cairnkv/cairn/core/storage"
 )
 
 // readVersion returns the data of version id of bucket/key.
@@ -485,4 +490,77 @@ func TestCheckVersions(t *testing.T) {
 			}
 		})
 	}
+}
+
+// BenchmarkListObjectVersions lists 20 000 versions (2 000 keys of 10) in pages of
+// 1000, as GET ?versions does: the service's share of the listing rate.
+func BenchmarkListObjectVersions(b *testing.B) {
+	s, db := newBenchService(b)
+	ctx := context.Background()
+	u, err := s.CreateUser(ctx, NewUser{Name: "bench", Email: "bench@example.com"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	r := Requester{ID: u.ID, DisplayName: u.DisplayName}
+	acl, _ := CannedACL("", Owner{ID: r.ID, DisplayName: r.DisplayName}, Owner{ID: r.ID})
+	if _, err := s.CreateBucket(ctx, r, "bench", acl); err != nil {
+		b.Fatal(err)
+	}
+	const keys, perKey = 2000, 10
+	batch := new(storage.Batch)
+	for k := range keys {
+		key := fmt.Sprintf("dir/key-%06d", k)
+		var m *Manifest
+		for v := range perKey {
+			slot := newSlot(uint64(v + 1))
+			m = &Manifest{UUID: "0123456789abcdef0123456789abcdef", Size: 4096, ChunkSize: DefaultChunkSize,
+				ETag: "0123456789abcdef0123456789abcdef", ContentType: "application/octet-stream",
+				LastModified: time.Now().UTC(), Owner: acl.Owner, ACL: acl, VersionID: slot.id()}
+			val, _ := json.Marshal(m)
+			batch.Put(versionKey("bench", key, slot), val)
+		}
+		val, _ := json.Marshal(m)
+		batch.Put(objectKey("bench", key), val)
+		h, _ := json.Marshal(versionHead{Seq: perKey})
+		batch.Put(headKey("bench", key), h)
+	}
+	if err := db.Commit(ctx, batch, false); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for range b.N {
+		o := VersionListOptions{MaxKeys: 1000}
+		n := 0
+		for {
+			l, err := s.ListObjectVersions(ctx, r, "bench", o)
+			if err != nil {
+				b.Fatal(err)
+			}
+			n += len(l.Versions)
+			if !l.Truncated {
+				break
+			}
+			o.KeyMarker, o.VersionIDMarker = l.NextKeyMarker, l.NextVersionIDMarker
+		}
+		if n != keys*perKey {
+			b.Fatalf("listed %d", n)
+		}
+	}
+	b.ReportMetric(float64(keys*perKey*b.N)/b.Elapsed().Seconds(), "versions/s")
+}
+
+// newBenchService opens a service on a fresh store for a benchmark.
+func newBenchService(b *testing.B) (*Service, *storage.DB) {
+	db, err := storage.Open(filepath.Join(b.TempDir(), "db"), storage.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { db.Close() })
+	s, err := New(db, Config{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _ = s.Close() })
+	return s, db
 }

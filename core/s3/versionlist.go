@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"strings"
+	"time"
 
 	"github.com/cairnkv/cairn/core/s3/s3types"
 	"github.com/cairnkv/cairn/core/storage"
@@ -88,6 +89,7 @@ type versionLister struct {
 	curIt, verIt   *storage.Iterator
 	curOK, verOK   bool
 	curKey, verKey string
+	verPrefix      []byte // keyVersionsPrefix(bucket, verKey)
 	count          int
 	// resumeKey is the key the page starts in the middle of (after VersionIDMarker);
 	// resumeLatest is the slot key of its newest version then.
@@ -183,19 +185,34 @@ func (l *versionLister) markerSlot(km string) (versionSlot, bool, error) {
 
 // decode reads the keys under both cursors.
 func (l *versionLister) decode() error {
+	if err := l.decodeCur(); err != nil {
+		return err
+	}
+	return l.decodeVer()
+}
+
+// decodeCur reads the key under the current records' cursor.
+func (l *versionLister) decodeCur() error {
+	if !l.curOK {
+		return nil
+	}
 	var err error
-	if l.curOK {
-		if l.curKey, err = decodeObjectKey(l.curIt.Key()); err != nil {
-			return err
-		}
+	l.curKey, err = decodeObjectKey(l.curIt.Key())
+	return err
+}
+
+// decodeVer reads the key under the versions cursor: decoded only when it differs
+// from the previous entry's (verPrefix, the prefix of that key's versions).
+func (l *versionLister) decodeVer() error {
+	if !l.verOK || l.verPrefix != nil && bytes.HasPrefix(l.verIt.Key(), l.verPrefix) {
+		return nil
 	}
-	if l.verOK {
-		_, comps, err := storage.DecodeKey(l.verIt.Key())
-		if err != nil || len(comps) != 4 {
-			return wrapf(errors.Join(err, storage.ErrMalformedKey), "decode version key")
-		}
-		l.verKey = string(comps[2])
+	_, comps, err := storage.DecodeKey(l.verIt.Key())
+	if err != nil || len(comps) != 4 {
+		return wrapf(errors.Join(err, storage.ErrMalformedKey), "decode version key")
 	}
+	l.verKey = string(comps[2])
+	l.verPrefix = keyVersionsPrefix(l.bucket, l.verKey)
 	return nil
 }
 
@@ -288,14 +305,15 @@ func (l *versionLister) keyVersions(key string) (bool, error) {
 		}
 		latest = false
 		l.verOK = l.verIt.Next()
-		if err := l.decode(); err != nil {
+		if err := l.decodeVer(); err != nil {
 			return false, err
 		}
 	}
 	if l.curOK && l.curKey == key {
 		l.curOK = l.curIt.Next()
+		return false, l.decodeCur()
 	}
-	return false, l.decode()
+	return false, nil
 }
 
 // nullVersion lists the current record of a key without versions records: its one
@@ -308,12 +326,23 @@ func (l *versionLister) nullVersion(key string) (bool, error) {
 		return false, err
 	}
 	l.curOK = l.curIt.Next()
-	return false, l.decode()
+	return false, l.decodeCur()
+}
+
+// listedVersion is what a version listing reads of a version record (a Manifest):
+// decoding only these fields leaves the ACL, metadata and extents unallocated.
+type listedVersion struct {
+	Size         int64     `json:"size"`
+	ETag         string    `json:"etag"`
+	LastModified time.Time `json:"last_modified"`
+	Owner        Owner     `json:"owner"`
+	VersionID    string    `json:"version_id"`
+	DeleteMarker bool      `json:"delete_marker"`
 }
 
 // add lists the version whose record is v.
 func (l *versionLister) add(key string, v []byte, latest bool) error {
-	m := new(Manifest)
+	m := new(listedVersion)
 	if err := json.Unmarshal(v, m); err != nil {
 		return wrapf(err, "decode version %s/%s", l.bucket, key)
 	}
