@@ -564,3 +564,44 @@ func newBenchService(b *testing.B) (*Service, *storage.DB) {
 	b.Cleanup(func() { _ = s.Close() })
 	return s, db
 }
+
+// TestVersionPolicyActions: a bucket policy's version actions govern the requests that
+// name a version id, the plain actions those that do not.
+func TestVersionPolicyActions(t *testing.T) {
+	s, _ := newTestService(t)
+	ctx := context.Background()
+	alice, bob := mustUser(t, s, "alice"), mustUser(t, s, "bob")
+	mustBucket(t, s, alice, "bkt", "")
+	setVersioning(t, s, alice, "bkt", VersioningEnabled)
+	v1 := put(t, s, alice, "bkt", "k", []byte("one"))
+	put(t, s, alice, "bkt", "k", []byte("two"))
+	doc := `{"Version":"2012-10-17","Statement":[{"Effect":"Allow","Principal":{"CanonicalUser":"` + bob.ID + `"},
+		"Action":["s3:GetObjectVersion","s3:ListBucketVersions","s3:DeleteObjectVersion","s3:GetBucketVersioning"],"Resource":["arn:aws:s3:::bkt","arn:aws:s3:::bkt/*"]}]}`
+	if err := s.SetBucketPolicy(ctx, alice, "bkt", []byte(doc)); err != nil {
+		t.Fatal(err)
+	}
+	if got := readVersion(t, s, bob, "bkt", "k", v1.VersionID); string(got) != "one" {
+		t.Fatalf("bob reads v1: %q", got)
+	}
+	if _, err := s.OpenObject(ctx, bob, "bkt", "k"); !IsCode(err, AccessDenied) {
+		t.Fatalf("bob reads the current version without s3:GetObject: %v", err)
+	}
+	if _, err := s.ListObjectVersions(ctx, bob, "bkt", VersionListOptions{MaxKeys: 10}); err != nil {
+		t.Fatalf("bob lists versions: %v", err)
+	}
+	if _, err := s.ListObjects(ctx, bob, "bkt", ListOptions{MaxKeys: 10}); !IsCode(err, AccessDenied) {
+		t.Fatalf("bob lists objects without s3:ListBucket: %v", err)
+	}
+	if st, err := s.BucketVersioning(ctx, bob, "bkt"); err != nil || st != VersioningEnabled {
+		t.Fatalf("bob reads the versioning: %q %v", st, err)
+	}
+	if err := s.SetBucketVersioning(ctx, bob, "bkt", VersioningSuspended); !IsCode(err, AccessDenied) {
+		t.Fatalf("bob suspends: %v", err)
+	}
+	if _, err := s.DeleteObjectVersion(ctx, bob, "bkt", "k", ""); !IsCode(err, AccessDenied) {
+		t.Fatalf("bob makes a marker without s3:DeleteObject: %v", err)
+	}
+	if _, err := s.DeleteObjectVersion(ctx, bob, "bkt", "k", v1.VersionID); err != nil {
+		t.Fatalf("bob deletes v1: %v", err)
+	}
+}
