@@ -65,6 +65,9 @@ type options struct {
 	S3V4Conns int
 	S3V4Work  byteSize
 	S3V4Reps  int
+	// S3Versions is how many versions the s3 phase lists through GET ?versions (0: no
+	// listing).
+	S3Versions int
 	// CairnBin is the cairn binary the cluster phase runs as processes ("": built with
 	// go build into the temporary directory).
 	CairnBin string
@@ -129,6 +132,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.IntVar(&o.S3V4Conns, "s3-v4-conns", 16, "connections of the s3 phase's signature V4 comparison")
 	fs.Var(&o.S3V4Work, "s3-v4-work", "bytes each server receives per repetition of a V4 PUT case, 4 times as much for GETs (at least one object per connection)")
 	fs.IntVar(&o.S3V4Reps, "s3-v4-reps", 3, "repetitions of each V4 case (the median ratio is quoted)")
+	fs.IntVar(&o.S3Versions, "s3-versions", 1_000_000, "versions (10 per key) the s3 phase writes in-process and lists through GET ?versions (0: no listing)")
 	fs.StringVar(&o.CairnBin, "cairn-bin", "", "cairn binary the cluster phase runs (default: built with go build)")
 	fs.IntVar(&o.ClusterKeys, "cluster-keys", 20000, "objects the cluster phase writes to the cluster and to its standalone node before the GETs")
 	fs.IntVar(&o.ClusterPartitions, "cluster-partitions", 64, "the cluster phase's --cluster-partitions")
@@ -159,6 +163,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 			"s3-multipart": func() { o.S3Multipart = 512 << 20 },
 			"s3-v4-sizes":  func() { o.S3V4Sizes = sizeList{1 << 20, 8 << 20} },
 			"s3-v4-work":   func() { o.S3V4Work = 128 << 20 },
+			"s3-versions":  func() { o.S3Versions = 50000 },
 			"cluster-keys": func() { o.ClusterKeys = 2000 },
 		}
 		for name, apply := range quick {

@@ -85,19 +85,30 @@ func (b *bench) populateQuery(ctx context.Context) error {
 // one writer per CPU. It returns the first error.
 func (b *bench) putInProcess(ctx context.Context, n int, req func(i int) *kv.PutRequest) error {
 	svc := b.srv.KV()
+	return parallelDo(ctx, runtime.GOMAXPROCS(0), n, func(i int) error {
+		_, err := svc.Put(ctx, req(i))
+		return err
+	})
+}
+
+// parallelDo runs fn(0) to fn(n-1) from workers goroutines and returns the first
+// error (or ctx's); the workers stop at the first error or when ctx is done.
+func parallelDo(ctx context.Context, workers, n int, fn func(i int) error) error {
 	var next atomic.Int64
+	var failed atomic.Bool
 	var wg sync.WaitGroup
-	errs := make(chan error, runtime.GOMAXPROCS(0))
-	for range runtime.GOMAXPROCS(0) {
+	errs := make(chan error, workers)
+	for range workers {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			for {
 				i := int(next.Add(1) - 1)
-				if i >= n || ctx.Err() != nil {
+				if i >= n || ctx.Err() != nil || failed.Load() {
 					return
 				}
-				if _, err := svc.Put(ctx, req(i)); err != nil {
+				if err := fn(i); err != nil {
+					failed.Store(true)
 					errs <- err
 					return
 				}

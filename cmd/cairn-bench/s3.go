@@ -82,6 +82,8 @@ type s3Result struct {
 	Multipart *s3MultipartResult `json:"multipart,omitempty"`
 	// V4 is the signature V4 comparison of large objects (--s3-v4-sizes).
 	V4 []s3V4Case `json:"v4,omitempty"`
+	// Versioned is the versioning part (s3versions.go).
+	Versioned *s3VersionedResult `json:"versioned,omitempty"`
 }
 
 // s3MultipartResult is the multipart upload and its GET.
@@ -271,6 +273,7 @@ type s3Workload struct {
 	pool       []byte // at least size bytes
 	cred       s3Cred
 	date       *httpDate
+	bucket     string // "" is s3Bucket
 }
 
 // raw returns the built-in generator's request function, sending Host: host. The
@@ -278,12 +281,16 @@ type s3Workload struct {
 func (w s3Workload) raw(host string) RequestFunc {
 	hostLine := "Host: " + host + "\r\n"
 	sizeStr := strconv.Itoa(w.size)
+	bucket := w.bucket
+	if bucket == "" {
+		bucket = s3Bucket
+	}
 	return func(dst []byte, r *rand.Rand, seq int64) []byte {
 		i := int(seq)
 		if !w.sequential {
 			i = r.IntN(w.keys)
 		}
-		resource := "/" + s3Bucket + "/" + s3Key(w.prefix, i)
+		resource := "/" + bucket + "/" + s3Key(w.prefix, i)
 		date := w.date.now()
 		dst = append(dst, w.method...)
 		dst = append(dst, ' ')
@@ -536,7 +543,7 @@ func (b *bench) phaseS3(ctx context.Context) error {
 			b.s3.Cases = append(b.s3.Cases, r)
 		}
 	}
-	return nil
+	return b.s3Versioned(ctx, s, date)
 }
 
 // s3Settle waits for the S3 server's LevelDB compactions, as settle does for the main one.
@@ -1027,5 +1034,5 @@ func (b *bench) reportS3(w io.Writer) error {
 			fmtSize(m.Size), m.Parts, fmtSize(m.PartSize), m.Conns, m.Put.Seconds, m.Put.MiBs, m.Put.GrowthMiB,
 			m.Get.Seconds, m.Get.MiBs, m.Get.GrowthMiB, verdict)
 	}
-	return nil
+	return reportS3Versioned(w, r.Versioned)
 }

@@ -25,7 +25,7 @@ func TestS3PhaseTiny(t *testing.T) {
 		"--warmup", "20ms", "--slices", "2", "--s3-duration", "400ms",
 		"--s3-small", "1KiB", "--s3-small-conns", "3", "--s3-large", "1536KiB", "--s3-large-conns", "2", "--s3-big", "3MiB",
 		"--s3-multipart", "11MiB", "--s3-part-size", "5MiB", "--s3-part-conns", "2",
-		"--s3-v4-sizes", "300KiB,2MiB", "--s3-v4-conns", "3", "--s3-v4-work", "1MiB", "--s3-v4-reps", "2"}
+		"--s3-v4-sizes", "300KiB,2MiB", "--s3-v4-conns", "3", "--s3-v4-work", "1MiB", "--s3-v4-reps", "2", "--s3-versions", "2345"}
 	var stdout, stderr bytes.Buffer
 	if code := run(context.Background(), args, &stdout, &stderr); code != 0 {
 		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, &stdout, &stderr)
@@ -35,7 +35,8 @@ func TestS3PhaseTiny(t *testing.T) {
 		"MD5 verified", "RSS above idle during one 3MiB S3 PUT", "targets met:",
 		"one 11MiB multipart upload (3 parts of 5MiB, 2 at a time)", "every part read back verified",
 		"RSS above idle during one 11MiB S3 multipart upload", "large objects as the AWS SDKs send them",
-		"s3 V4 PUT 300KiB cairn/bare (median of 2)", "s3 V4 GET 2MiB cairn/bare (median of 2)", "VmHWM"} {
+		"s3 V4 PUT 300KiB cairn/bare (median of 2)", "s3 V4 GET 2MiB cairn/bare (median of 2)", "VmHWM",
+		"s3-versioned-put-1KiB-on", "GET ?versions: 2345 versions (10 per key"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}
@@ -48,7 +49,7 @@ func TestS3PhaseTiny(t *testing.T) {
 	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &res); err != nil {
 		t.Fatalf("last line is not the JSON result: %v", err)
 	}
-	if res.S3 == nil || len(res.S3.Cases) != 4 || res.S3.Big == nil || !res.S3.Big.Verified || res.S3.Multipart == nil || !res.S3.Multipart.Verified || len(res.Limits) != 2 || len(res.Phases) != 8 {
+	if res.S3 == nil || len(res.S3.Cases) != 4 || res.S3.Big == nil || !res.S3.Big.Verified || res.S3.Multipart == nil || !res.S3.Multipart.Verified || len(res.Limits) != 2 || len(res.Phases) != 12 {
 		t.Fatalf("result: %+v", res)
 	}
 	for _, p := range res.Phases {
@@ -60,6 +61,10 @@ func TestS3PhaseTiny(t *testing.T) {
 		if c.Ratio <= 0 || c.CairnMiBs <= 0 || c.BareMiBs <= 0 {
 			t.Errorf("case %+v", c)
 		}
+	}
+	if v := res.S3.Versioned; v == nil || len(v.Cases) != 2 || v.Cases[0].Ratio <= 0 || v.Cases[1].Ratio <= 0 ||
+		v.Versions != 2345 || v.Pages != 3 || v.Rate <= 0 {
+		t.Errorf("versioned: %+v", v)
 	}
 	if g := res.S3.Big; g.Size != 3<<20 || g.Put.Seconds <= 0 || g.Get.Samples < 1 {
 		t.Errorf("big: %+v", g)

@@ -601,12 +601,10 @@ func TestS3Unimplemented(t *testing.T) {
 		method, key, query, body string
 	}
 	cases := []req{
-		{http.MethodGet, "", "versions", ""},
-		{http.MethodGet, "", "versions&prefix=a", ""},
 		{http.MethodGet, "", "website", ""},
 		{http.MethodPut, "", "website", `<WebsiteConfiguration><IndexDocument><Suffix>index.html</Suffix></IndexDocument></WebsiteConfiguration>`},
 		{http.MethodDelete, "", "website", ""},
-		{http.MethodPut, "", "versioning", `<VersioningConfiguration><Status>Enabled</Status></VersioningConfiguration>`},
+		{http.MethodPut, "", "versioning", `<VersioningConfiguration><Status>Enabled</Status><MfaDelete>Enabled</MfaDelete></VersioningConfiguration>`},
 		{http.MethodGet, "obj", "torrent", ""},
 	}
 	for _, sign := range []s3SigVer{s3V2, s3V4} {

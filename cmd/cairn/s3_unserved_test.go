@@ -29,9 +29,9 @@ func TestS3UnservedSubResources(t *testing.T) {
 	c.put(t, "unserved", "obj", "the body")
 	bucketOnly := []string{"accelerate", "analytics", "intelligent-tiering", "inventory",
 		"logging", "metadataTable", "metrics", "notification", "object-lock", "ownershipControls",
-		"publicAccessBlock", "replication", "requestPayment", "versions", "website"}
+		"publicAccessBlock", "replication", "requestPayment", "website"}
 	objectOnly := []string{"attributes", "legal-hold", "restore", "retention", "select", "torrent",
-		"renameObject", "location", "policy", "policyStatus", "versioning", "delete", "encryption", "versionId=3HL4kqtJlcpXroDTDmJ"}
+		"renameObject", "location", "policy", "policyStatus", "versioning", "versions", "delete", "encryption"}
 	type target struct {
 		key  string
 		subs []string
@@ -52,6 +52,11 @@ func TestS3UnservedSubResources(t *testing.T) {
 			}
 		}
 	}
+	// ?versionId is served: a malformed id is 400, and a PUT takes none.
+	for _, m := range []string{http.MethodGet, http.MethodPut, http.MethodDelete} {
+		expectS3Error(t, c.do(t, m, "unserved", "obj", "versionId=3HL4kqtJlcpXroDTDmJ", nil, "<X/>"), http.StatusBadRequest, "InvalidArgument")
+	}
+	expectS3Error(t, c.do(t, http.MethodPut, "unserved", "obj", "versionId=null", nil, "<X/>"), http.StatusBadRequest, "InvalidArgument")
 	// A HEAD gets the status alone.
 	if r := c.do(t, http.MethodHead, "unserved", "obj", "attributes", nil, ""); r.StatusCode != http.StatusNotImplemented {
 		t.Errorf("HEAD ?attributes: %d, want 501", r.StatusCode)

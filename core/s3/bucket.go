@@ -287,15 +287,18 @@ func (s *Service) DeleteBucket(ctx context.Context, r Requester, name string) er
 // bucketEmpty returns nil if the bucket holds no object and no upload in progress,
 // else the error DeleteBucket answers.
 func (s *Service) bucketEmpty(name string) error {
-	it := s.db.IteratePrefix(objectPrefix(name))
-	empty := !it.Next()
-	err := it.Err()
-	it.Release()
-	if err != nil {
-		return wrapf(err, "delete bucket %s", name)
-	}
-	if !empty {
-		return errNotEmpty
+	// A versioned bucket's noncurrent versions and delete markers count (AWS's rule).
+	for _, p := range [][]byte{objectPrefix(name), versionsPrefix(name), headsPrefix(name)} {
+		it := s.db.IteratePrefix(p)
+		empty := !it.Next()
+		err := it.Err()
+		it.Release()
+		if err != nil {
+			return wrapf(err, "delete bucket %s", name)
+		}
+		if !empty {
+			return errNotEmpty
+		}
 	}
 	if busy, err := s.hasUploads(name); err != nil {
 		return err

@@ -29,8 +29,9 @@ const maxCheckErrors = 100
 // Check verifies the S3 tables of db without changing them: users and their e-mail and
 // canonical-id entries agree, every bucket is in its owner's list and back, bucket and
 // object tags and lifecycle configurations keep their limits, the lifecycle indexes
-// agree with the manifests and uploads (checkLifecycleIndex), every manifest belongs to an existing bucket and has
-// exactly the chunks its size needs, and
+// agree with the manifests and uploads (checkLifecycleIndex), every manifest belongs to
+// an existing bucket and has exactly the chunks its size needs, the versions tables
+// agree (checkVersions), and
 // every chunk belongs to a manifest or to pending work (a chunk no one owns is a leak).
 // It finds every problem: the error joins the first maxCheckErrors, and the report
 // counts them all.
@@ -182,24 +183,9 @@ func Check(db storage.Store, blobs storage.BlobStore) (CheckReport, error) {
 			bad("s3: chunk id %s is used by two manifests", m.UUID)
 		}
 		manifests[string(id)] = m
-		var total int64
-		for _, e := range m.Extents() {
-			raw, err := hex.DecodeString(e.ID)
-			if err != nil || len(raw) != 16 {
-				bad("s3: manifest %s/%s: bad chunk id %q", bucket, name, e.ID)
-				continue
-			}
-			if _, dup := extents[string(raw)]; dup {
-				bad("s3: chunk id %s is named twice", e.ID)
-			}
-			owned[string(raw)] = true
-			extents[string(raw)] = e
-			total += e.Size
-		}
-		if total != m.Size {
-			bad("s3: manifest %s/%s: parts of %d bytes, size %d", bucket, name, total, m.Size)
-		}
+		checkData("manifest "+bucket+"/"+name, &m, owned, extents, bad)
 	}
+	checkVersions(tables, buckets, owned, extents, bad)
 	// Chunks, in key order: per id, count and sizes.
 	sizes := map[string][]int{}
 	cit := snap.Scan([]byte{storage.TagChunk})

@@ -24,6 +24,8 @@ type CopyInput struct {
 	In PutInput
 	// SourceKey is the SSE-C key of the source (nil: none given).
 	SourceKey *CustomerKey
+	// SourceVersionID, when set, is the version of the source to copy (s3:GetObjectVersion).
+	SourceVersionID string
 }
 
 // CopyObject copies srcBucket/srcKey (READ on the source) to dstBucket/dstKey (WRITE on
@@ -35,7 +37,7 @@ func (s *Service) CopyObject(ctx context.Context, r Requester, srcBucket, srcKey
 	if err := checkNewKey(dstKey); err != nil {
 		return nil, err
 	}
-	src, err := s.OpenObject(ctx, r, srcBucket, srcKey)
+	src, err := s.openObject(ctx, r, srcBucket, srcKey, ci.SourceVersionID, PermRead)
 	if err != nil {
 		return nil, err
 	}
@@ -49,7 +51,7 @@ func (s *Service) CopyObject(ctx context.Context, r Requester, srcBucket, srcKey
 			return nil, err
 		}
 	}
-	if srcBucket == dstBucket && srcKey == dstKey && !ci.ReplaceMeta && !ci.In.SSE.requested() {
+	if srcBucket == dstBucket && srcKey == dstKey && !ci.ReplaceMeta && !ci.In.SSE.requested() && ci.SourceVersionID == "" {
 		return nil, Errorf(InvalidRequest, "This copy request is illegal because it is trying to copy an object to itself without changing the object's metadata, storage class, website redirect location or encryption attributes.")
 	}
 	in := ci.In

@@ -60,6 +60,9 @@ const (
 	MalformedPOSTRequest      = s3types.MalformedPOSTRequest
 	// ServerSideEncryptionConfigurationNotFoundError: GET ?encryption, none set.
 	ServerSideEncryptionConfigurationNotFoundError = s3types.ServerSideEncryptionConfigurationNotFoundError
+	// NoSuchVersion and IllegalVersioningConfiguration are versioning's (versioning.go).
+	NoSuchVersion                  = s3types.NoSuchVersion
+	IllegalVersioningConfiguration = s3types.IllegalVersioningConfiguration
 )
 
 // Error is an error the client caused or must see: an S3 code and a message safe to send.

@@ -306,14 +306,18 @@ func (s *Service) expireObject(ctx context.Context, bucket, key string, modified
 			return err
 		}
 		res = stale
-		deleted, err := s.deleteCurrent(t, bucket, key, func(m *Manifest) bool {
+		due := func(m *Manifest) bool {
 			if !m.LastModified.Equal(modified) {
 				return false
 			}
 			res = kept
 			at, _, ok := s.ManifestExpiry(b, key, m)
 			return ok && !at.After(now)
-		})
+		}
+		if b.Versioning != "" {
+			return s.expireVersioned(t, b, key, due, &res)
+		}
+		deleted, err := s.deleteCurrent(t, bucket, key, due)
 		if deleted {
 			res = expired
 		}
@@ -329,6 +333,23 @@ func (s *Service) expireObject(ctx context.Context, bucket, key string, modified
 		s.gc.wake()
 	}
 	return res, nil
+}
+
+// expireVersioned is expireObject's deletion in a bucket whose versioning was set:
+// as AWS, the current version is kept (noncurrent) and a delete marker owned by the
+// bucket's owner becomes the newest version (the null version while suspended), when
+// due says the current version read is due; *res is set to expired then.
+func (s *Service) expireVersioned(t *txn, b *Bucket, key string, due func(*Manifest) bool, res *expireResult) error {
+	kv, err := s.loadVersions(t, b.Name, key)
+	if err != nil || kv.cur == nil || !due(kv.cur) {
+		return err
+	}
+	owner := Requester{ID: b.Owner.ID, DisplayName: b.Owner.DisplayName}
+	if _, err := kv.addMarker(owner, b.Versioning == VersioningSuspended); err != nil {
+		return err
+	}
+	*res = expired
+	return nil
 }
 
 // abortUploads aborts the uploads of b that its rules make due at now, visiting at

@@ -439,10 +439,6 @@ func (s *Service) completeIn(t *txn, u *Upload, want []CompletePart, conds Write
 	if err != nil {
 		return nil, wrapf(err, "encode completed upload")
 	}
-	v, err := json.Marshal(m)
-	if err != nil {
-		return nil, wrapf(err, "encode manifest %s/%s", u.Bucket, u.Key)
-	}
 	t.b.Delete(uploadKey(u.Bucket, u.Key, u.ID))
 	t.b.Put(completedKey(u.Bucket, u.Key, u.ID), done)
 	for _, p := range have {
@@ -451,7 +447,7 @@ func (s *Service) completeIn(t *txn, u *Upload, want []CompletePart, conds Write
 			queueExtent(&t.b, p.Extent)
 		}
 	}
-	if _, err := s.switchManifest(t, u.Bucket, u.Key, v, conds); err != nil {
+	if _, err := s.switchManifest(t, u.Bucket, u.Key, m, conds); err != nil {
 		return nil, err
 	}
 	return m, nil

@@ -367,20 +367,16 @@ func (s *Service) writeChunks(ctx context.Context, id []byte, in PutInput, commi
 // conflicting; the conditions keep any other writer's version from being lost.
 func (s *Service) commit(ctx context.Context, bucket, key string, m *Manifest, data *writes, conds WriteConditions) error {
 	m.LastModified = time.Now().UTC().Truncate(time.Millisecond)
-	v, err := json.Marshal(m)
-	if err != nil {
-		return wrapf(err, "encode manifest %s/%s", bucket, key)
-	}
 	s.bucketsMu.RLock()
 	defer s.bucketsMu.RUnlock()
 	l := s.keyLock(bucket, key)
 	l.Lock()
 	defer l.Unlock()
 	replaced := false
-	err = s.update(ctx, "commit "+bucket+"/"+key, func(t *txn) error {
+	err := s.update(ctx, "commit "+bucket+"/"+key, func(t *txn) error {
 		data.addTo(&t.b)
 		var err error
-		replaced, err = s.switchManifest(t, bucket, key, v, conds)
+		replaced, err = s.switchManifest(t, bucket, key, m, conds)
 		return err
 	})
 	if err != nil {
@@ -392,14 +388,23 @@ func (s *Service) commit(ctx context.Context, bucket, key string, m *Manifest, d
 	return nil
 }
 
-// switchManifest adds to t the switch of bucket/key to the encoded manifest v: the
+// switchManifest adds to t the switch of bucket/key to the manifest m: the
 // bucket must exist (NoSuchBucket: deleted while the data was arriving) and stay as
 // read, the key's current version (read in t) must meet conds and has its data queued
-// for collection. It
-// reports whether a version was replaced.
-func (s *Service) switchManifest(t *txn, bucket, key string, v []byte, conds WriteConditions) (bool, error) {
-	if _, err := s.bucketIn(t, bucket); err != nil {
+// for collection, unless the bucket keeps versions (switchVersioned, which sets
+// m.VersionID). It reports whether data was queued for collection.
+func (s *Service) switchManifest(t *txn, bucket, key string, m *Manifest, conds WriteConditions) (bool, error) {
+	b, err := s.bucketIn(t, bucket)
+	if err != nil {
 		return false, err
+	}
+	if b.Versioning != "" {
+		return s.switchVersioned(t, b, key, m, conds)
+	}
+	m.VersionID = "" // an earlier attempt may have found the bucket versioned
+	v, err := json.Marshal(m)
+	if err != nil {
+		return false, wrapf(err, "encode manifest %s/%s", bucket, key)
 	}
 	old, err := s.manifest(t.get, bucket, key)
 	switch {
@@ -444,9 +449,15 @@ func (s *Service) abandon(id []byte) {
 type getter func([]byte) ([]byte, error)
 
 func (s *Service) manifest(get getter, bucket, key string) (*Manifest, error) {
-	v, err := get(objectKey(bucket, key))
+	return readManifest(get, objectKey(bucket, key), errNoSuchKey, bucket, key)
+}
+
+// readManifest reads the manifest record k of bucket/key through get: missing when
+// it is absent.
+func readManifest(get getter, k []byte, missing error, bucket, key string) (*Manifest, error) {
+	v, err := get(k)
 	if errors.Is(err, storage.ErrNotFound) {
-		return nil, errNoSuchKey
+		return nil, missing
 	}
 	if err != nil {
 		return nil, wrapf(err, "read %s/%s", bucket, key)
@@ -458,11 +469,11 @@ func (s *Service) manifest(get getter, bucket, key string) (*Manifest, error) {
 	return m, nil
 }
 
-// readable returns the manifest if r may read the object (READ on the object). The
-// bucket must exist. A missing key is NoSuchKey only to a requester who may list the
+// readable returns the manifest of the object's version id ("" for the current one)
+// if r may read it (READ on the object). The bucket must exist. A missing key is NoSuchKey only to a requester who may list the
 // bucket; anyone else gets AccessDenied, as for a key they may not read, so that keys
 // cannot be probed for (AWS answers so without s3:ListBucket).
-func (s *Service) readable(ctx context.Context, get getter, r Requester, bucket, key string, perm Permission) (*Manifest, error) {
+func (s *Service) readable(ctx context.Context, get getter, r Requester, bucket, key, id string, perm Permission) (*Manifest, error) {
 	b, err := s.Bucket(ctx, bucket)
 	if err != nil {
 		return nil, err
@@ -470,14 +481,11 @@ func (s *Service) readable(ctx context.Context, get getter, r Requester, bucket,
 	if err := checkKey(key); err != nil {
 		return nil, err
 	}
-	m, err := s.manifest(get, bucket, key)
+	m, err := s.versionManifest(get, b, key, id)
 	if err != nil {
 		return nil, s.hideMissing(b, r, err)
 	}
-	action := ActionGetObject
-	if perm == PermReadACP {
-		action = ActionGetObjectACL
-	}
+	action := readAction(perm, id)
 	if !s.allowedFor(b, &m.ACL, r, action, key, perm, tagsOf(m, nil)) {
 		return nil, errAccessDenied
 	}
@@ -496,7 +504,7 @@ func (s *Service) hideMissing(b *Bucket, r Requester, err error) error {
 
 // StatObject returns the object's manifest (READ on the object).
 func (s *Service) StatObject(ctx context.Context, r Requester, bucket, key string) (*Manifest, error) {
-	return s.readable(ctx, s.db.Get, r, bucket, key, PermRead)
+	return s.readable(ctx, s.db.Get, r, bucket, key, "", PermRead)
 }
 
 // Object is an open object version: its manifest and what its data is read from (a
@@ -514,12 +522,12 @@ type Object struct {
 
 // OpenObject opens the object for reading (READ on the object). The caller must Close it.
 func (s *Service) OpenObject(ctx context.Context, r Requester, bucket, key string) (*Object, error) {
-	return s.openObject(ctx, r, bucket, key, PermRead)
+	return s.openObject(ctx, r, bucket, key, "", PermRead)
 }
 
-func (s *Service) openObject(ctx context.Context, r Requester, bucket, key string, perm Permission) (*Object, error) {
+func (s *Service) openObject(ctx context.Context, r Requester, bucket, key, id string, perm Permission) (*Object, error) {
 	for attempt := 0; ; attempt++ {
-		o, err := s.tryOpen(ctx, r, bucket, key, perm)
+		o, err := s.tryOpen(ctx, r, bucket, key, id, perm)
 		if !errors.Is(err, errBlobGone) || attempt == 3 {
 			return o, err
 		}
@@ -538,13 +546,13 @@ var errBlobGone = errors.New("s3: the object changed while being opened")
 // the snapshot keeps them) and pins its blobs. No lock is held while reading; the
 // collector's removal count, read before the snapshot, tells whether a blob may have
 // gone between the snapshot and the pin (only then are the files looked at).
-func (s *Service) tryOpen(ctx context.Context, r Requester, bucket, key string, perm Permission) (*Object, error) {
+func (s *Service) tryOpen(ctx context.Context, r Requester, bucket, key, id string, perm Permission) (*Object, error) {
 	removed := s.blobsRemoved.Load()
 	snap, err := s.db.NewSnapshot()
 	if err != nil {
 		return nil, wrapf(err, "open %s/%s", bucket, key)
 	}
-	m, err := s.readable(ctx, snap.Get, r, bucket, key, perm)
+	m, err := s.readable(ctx, snap.Get, r, bucket, key, id, perm)
 	if err != nil {
 		snap.Release()
 		return nil, err
@@ -731,12 +739,12 @@ func (o *Object) writeChunks(w io.Writer, e Extent, off, n int64) error {
 // DeleteObject deletes the object (WRITE on the bucket); deleting an absent key is not
 // an error.
 func (s *Service) DeleteObject(ctx context.Context, r Requester, bucket, key string) error {
-	if err := checkKey(key); err != nil {
-		return err
-	}
-	if _, err := s.writableBucket(ctx, r, bucket, ActionDeleteObject, key); err != nil {
-		return err
-	}
+	_, err := s.DeleteObjectVersion(ctx, r, bucket, key, "")
+	return err
+}
+
+// deleteUnversioned deletes bucket/key of a bucket never versioned, and queues its data.
+func (s *Service) deleteUnversioned(ctx context.Context, bucket, key string) error {
 	l := s.keyLock(bucket, key)
 	l.Lock()
 	defer l.Unlock()
@@ -773,7 +781,7 @@ func (s *Service) deleteCurrent(t *txn, bucket, key string, when func(*Manifest)
 
 // ObjectACL returns the object's ACL (READ_ACP on the object).
 func (s *Service) ObjectACL(ctx context.Context, r Requester, bucket, key string) (ACL, error) {
-	m, err := s.readable(ctx, s.db.Get, r, bucket, key, PermReadACP)
+	m, err := s.readable(ctx, s.db.Get, r, bucket, key, "", PermReadACP)
 	if err != nil {
 		return ACL{}, err
 	}
@@ -784,21 +792,7 @@ func (s *Service) ObjectACL(ctx context.Context, r Requester, bucket, key string
 // owner must be the object's owner (empty means the object's owner); a canned one is
 // built for the object's owner and its bucket's.
 func (s *Service) SetObjectACL(ctx context.Context, r Requester, bucket, key string, spec ACLSpec) error {
-	return s.changeManifest(ctx, r, bucket, key, "set acl", func(b *Bucket, m *Manifest) error {
-		if !s.allowedFor(b, &m.ACL, r, ActionPutObjectACL, key, PermWriteACP, tagsOf(m, nil)) {
-			return errAccessDenied
-		}
-		acl, err := spec.Build(m.Owner, b.Owner)
-		if err != nil {
-			return err
-		}
-		if acl.Owner.ID != "" && acl.Owner.ID != m.Owner.ID {
-			return errAccessDenied
-		}
-		acl.Owner = m.Owner
-		m.ACL = acl
-		return nil
-	})
+	return s.SetObjectVersionACL(ctx, r, bucket, key, "", spec)
 }
 
 // changeManifest rewrites the current version's manifest of bucket/key in place (its
@@ -813,6 +807,9 @@ func (s *Service) changeManifest(ctx context.Context, r Requester, bucket, key, 
 	}
 	if err := checkKey(key); err != nil {
 		return err
+	}
+	if b.Versioning != "" {
+		return s.changeVersioned(ctx, r, b, key, "", what, change)
 	}
 	l := s.keyLock(bucket, key)
 	l.Lock()

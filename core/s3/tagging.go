@@ -126,29 +126,29 @@ func (s *Service) SetObjectTagging(ctx context.Context, r Requester, bucket, key
 	if err := CheckObjectTags(tags); err != nil {
 		return err
 	}
-	return s.retag(ctx, r, bucket, key, ActionPutObjectTagging, tags)
+	return s.retag(ctx, r, bucket, key, "", ActionPutObjectTagging, tags)
 }
 
 // DeleteObjectTagging removes the object's tags (s3:DeleteObjectTagging in the bucket
 // policy, else WRITE on the bucket).
 func (s *Service) DeleteObjectTagging(ctx context.Context, r Requester, bucket, key string) error {
-	return s.retag(ctx, r, bucket, key, ActionDeleteObjectTagging, nil)
+	return s.retag(ctx, r, bucket, key, "", ActionDeleteObjectTagging, nil)
 }
 
-// retag sets the tags of bucket/key to tags (nil: none), allowed by action in the
+// retag sets the tags of bucket/key's version id ("" is the current one) to tags (nil: none), allowed by action in the
 // bucket policy (conditions see the object's current tags and, for a put, the new
 // ones), else by WRITE_ACP on the object, as a change of its ACL: WRITE on the bucket
 // must not let a grantee retag another's object (tags can be what a policy's
 // s3:ExistingObjectTag condition grants or denies reads by).
-func (s *Service) retag(ctx context.Context, r Requester, bucket, key, action string, tags []Tag) error {
+func (s *Service) retag(ctx context.Context, r Requester, bucket, key, id, action string, tags []Tag) error {
 	var asked *[]Tag
-	if action == ActionPutObjectTagging {
+	if action == ActionPutObjectTagging || action == ActionPutObjectVersionTagging {
 		asked = &tags
 	}
 	if len(tags) == 0 {
 		tags = nil
 	}
-	return s.changeManifest(ctx, r, bucket, key, "set tagging", func(b *Bucket, m *Manifest) error {
+	return s.changeVersion(ctx, r, bucket, key, id, "set tagging", func(b *Bucket, m *Manifest) error {
 		if !s.allowedFor(b, &m.ACL, r, action, key, PermWriteACP, tagsOf(m, asked)) {
 			return errAccessDenied
 		}

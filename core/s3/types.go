@@ -26,6 +26,9 @@ type Bucket struct {
 	Lifecycle *Lifecycle `json:"lifecycle,omitempty"`
 	// Encryption is the bucket's default encryption (PUT ?encryption), nil when none.
 	Encryption *BucketEncryption `json:"encryption,omitempty"`
+	// Versioning is the bucket's versioning state: "" (never enabled),
+	// VersioningEnabled or VersioningSuspended (see versioning.go).
+	Versioning string `json:"versioning,omitempty"`
 }
 
 // BucketInfo is one entry of a user's bucket list (defined in s3types).
@@ -69,6 +72,12 @@ type Manifest struct {
 	// SSE, when set, says the data is encrypted at rest and how (every extent is
 	// Sealed); Size and ETag stay the plaintext's.
 	SSE *Encryption `json:"sse,omitempty"`
+	// VersionID is the version's id in a versioned bucket ("" for the null version:
+	// written before versioning was enabled, or while it was suspended).
+	VersionID string `json:"version_id,omitempty"`
+	// DeleteMarker says this version is a delete marker: it has no data, and only
+	// the versions table holds it (see versioning.go).
+	DeleteMarker bool `json:"delete_marker,omitempty"`
 }
 
 // Extent is a run of an object's data stored under one chunk id: as chunk records of

@@ -226,8 +226,11 @@ func (a *API) HostBucket(host string) string {
 	return ""
 }
 
-// fail writes err as the response.
-func (c *call) fail(err error) { c.a.writeError(c.w, c.r, c.resource, err) }
+// fail writes err as the response (with the delete-marker headers of a MarkerError).
+func (c *call) fail(err error) {
+	c.setMarkerHeaders(err)
+	c.a.writeError(c.w, c.r, c.resource, err)
+}
 
 // has reports whether the query names the sub-resource.
 func (c *call) has(sub string) bool {

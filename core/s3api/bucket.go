@@ -4,7 +4,6 @@ import (
 	"encoding/base64"
 	"io"
 	"net/http"
-	"strconv"
 
 	"github.com/cairnkv/cairn/core/httpx"
 	"github.com/cairnkv/cairn/core/s3"
@@ -71,11 +70,9 @@ func (c *call) serveBucket() {
 			}
 			c.writeXML(s3xml.MarshalLocation(loc))
 		case c.has("versioning"):
-			if err := c.a.svc.HeadBucket(ctx, c.who, c.bucket); err != nil {
-				c.fail(err)
-				return
-			}
-			c.writeXML([]byte(s3xml.Header + `<VersioningConfiguration xmlns="http://s3.amazonaws.com/doc/2006-03-01/"/>`))
+			c.getBucketVersioning()
+		case c.has("versions"):
+			c.listVersions()
 		case c.has("policyStatus"):
 			c.getBucketPolicyStatus()
 		case c.has("policy"):
@@ -100,7 +97,7 @@ func (c *call) serveBucket() {
 		case c.has("policy"):
 			c.putBucketPolicy()
 		case c.has("versioning"):
-			c.notImplemented("bucket versioning")
+			c.putBucketVersioning()
 		default:
 			c.createBucket()
 		}
@@ -192,22 +189,12 @@ func (c *call) putBucketACL() {
 func (c *call) listObjects() {
 	c.listKeys()
 	q := c.query
-	opts := s3.ListOptions{Prefix: q.Get("prefix"), Delimiter: q.Get("delimiter"), MaxKeys: s3.MaxListKeys}
-	if v, ok := q["max-keys"]; ok {
-		n, err := strconv.Atoi(v[0])
-		if err != nil || n < 0 {
-			c.fail(s3.Errorf(s3.InvalidArgument, "Provided max-keys not an integer or within integer range"))
-			return
-		}
-		opts.MaxKeys = min(n, s3.MaxListKeys)
-	}
-	encURL := false
-	if v, ok := q["encoding-type"]; ok {
-		if v[0] != "url" {
-			c.fail(s3.Errorf(s3.InvalidArgument, "Invalid Encoding Method specified in Request"))
-			return
-		}
-		encURL = true
+	opts := s3.ListOptions{Prefix: q.Get("prefix"), Delimiter: q.Get("delimiter")}
+	var encURL bool
+	var err error
+	if opts.MaxKeys, encURL, err = c.listParams(); err != nil {
+		c.fail(err)
+		return
 	}
 	v2 := q.Get("list-type") == "2"
 	if lt := q.Get("list-type"); lt != "" && lt != "2" {

@@ -19,7 +19,7 @@ import (
 // the source's tags, REPLACE takes x-amz-tagging. The x-amz-copy-source-if-* conditions are checked
 // against the source before any data moves (412 PreconditionFailed).
 func (c *call) copyObject() {
-	srcBucket, srcKey, err := parseCopySource(c.header("Copy-Source"))
+	srcBucket, srcKey, srcVersion, err := parseCopySource(c.header("Copy-Source"))
 	if err != nil {
 		c.fail(err)
 		return
@@ -49,12 +49,17 @@ func (c *call) copyObject() {
 		return
 	}
 	m, err := c.a.svc.CopyObject(c.r.Context(), c.who, srcBucket, srcKey, c.bucket, c.key,
-		s3.CopyInput{Check: c.copyConditions(), ReplaceMeta: replace, ReplaceTags: replaceTags, In: in, SourceKey: srcSSEKey})
+		s3.CopyInput{Check: c.copyConditions(), ReplaceMeta: replace, ReplaceTags: replaceTags, In: in, SourceKey: srcSSEKey,
+			SourceVersionID: srcVersion})
 	if err != nil {
 		c.fail(err)
 		return
 	}
 	c.echoSSE(m.SSE)
+	if srcVersion != "" {
+		c.w.Header()[c.names.prefix+"copy-source-version-id"] = []string{srcVersion}
+	}
+	c.setVersionHeader(m)
 	c.writeXML(s3xml.MarshalCopyObjectResult(m.LastModified, m.ETag))
 }
 
@@ -62,9 +67,13 @@ func (c *call) copyObject() {
 // is copied from the source, whole or the x-amz-copy-source-range bytes, under the same
 // conditions as a copy.
 func (c *call) uploadPartCopy(uploadID string, n int) {
-	srcBucket, srcKey, err := parseCopySource(c.header("Copy-Source"))
+	srcBucket, srcKey, srcVersion, err := parseCopySource(c.header("Copy-Source"))
 	if err != nil {
 		c.fail(err)
+		return
+	}
+	if srcVersion != "" && srcVersion != s3.NullVersionID {
+		c.notImplemented("upload part copy from a source version")
 		return
 	}
 	off, length := int64(0), int64(-1)
@@ -92,30 +101,32 @@ func (c *call) uploadPartCopy(uploadID string, n int) {
 }
 
 // parseCopySource splits an x-amz-copy-source value, "/bucket/key" or "bucket/key"
-// URL-encoded, optionally followed by "?versionId=…", into the source bucket and key.
-// A version other than "null" (the only version of an object here) is 501
-// NotImplemented; a value without both a bucket and a key, or not URL-decodable, is 400
-// InvalidArgument.
-func parseCopySource(v string) (bucket, key string, err error) {
+// URL-encoded, optionally followed by "?versionId=…", into the source bucket, key and
+// version id ("" when not given). A value without both a bucket and a key, not
+// URL-decodable, or with a malformed version id is 400 InvalidArgument.
+func parseCopySource(v string) (bucket, key, version string, err error) {
 	path, query, hasQuery := strings.Cut(strings.TrimSpace(v), "?")
 	if hasQuery {
 		q, err := url.ParseQuery(query)
 		if err != nil {
-			return "", "", s3.Errorf(s3.InvalidArgument, "Invalid copy source version id")
+			return "", "", "", s3.Errorf(s3.InvalidArgument, "Invalid copy source version id")
 		}
-		if vid, ok := q["versionId"]; ok && vid[0] != "null" {
-			return "", "", s3.Errorf(s3.NotImplemented, "A header or query you provided requested a function that is not implemented: copy of a source version")
+		if vid, ok := q["versionId"]; ok {
+			if s3.CheckVersionID(vid[0]) != nil {
+				return "", "", "", s3.Errorf(s3.InvalidArgument, "Invalid copy source version id")
+			}
+			version = vid[0]
 		}
 	}
 	p, err := url.PathUnescape(path)
 	if err != nil {
-		return "", "", s3.Errorf(s3.InvalidArgument, "Invalid copy source encoding")
+		return "", "", "", s3.Errorf(s3.InvalidArgument, "Invalid copy source encoding")
 	}
 	bucket, key, _ = strings.Cut(strings.TrimPrefix(p, "/"), "/")
 	if bucket == "" || key == "" {
-		return "", "", s3.Errorf(s3.InvalidArgument, "Copy Source must mention the source bucket and key: sourcebucket/sourcekey")
+		return "", "", "", s3.Errorf(s3.InvalidArgument, "Copy Source must mention the source bucket and key: sourcebucket/sourcekey")
 	}
-	return bucket, key, nil
+	return bucket, key, version, nil
 }
 
 // parseCopyRange reads x-amz-copy-source-range, "bytes=first-last" with both offsets

@@ -12,33 +12,35 @@ import (
 
 func TestParseCopySource(t *testing.T) {
 	tests := []struct {
-		in          string
-		bucket, key string
-		code        s3.Code
+		in               string
+		bucket, key, ver string
+		code             s3.Code
 	}{
-		{"/bkt/key", "bkt", "key", ""},
-		{"bkt/key", "bkt", "key", ""},
-		{"/bkt/dir/k%20y%2Bz+w.txt", "bkt", "dir/k y+z+w.txt", ""},
-		{"/bkt/k%3Fq?versionId=null", "bkt", "k?q", ""},
-		{" /bkt/k ", "bkt", "k", ""},
-		{"/bkt//k", "bkt", "/k", ""},
-		{"/bkt/k?versionId=3HL4kqtJlcpXroDTDmJ%2Brmsz", "", "", s3.NotImplemented},
-		{"/bkt/k?versionId=%zz", "", "", s3.InvalidArgument},
-		{"/bkt", "", "", s3.InvalidArgument},
-		{"/bkt/", "", "", s3.InvalidArgument},
-		{"//k", "", "", s3.InvalidArgument},
-		{"/bkt/k%zz", "", "", s3.InvalidArgument},
+		{"/bkt/key", "bkt", "key", "", ""},
+		{"bkt/key", "bkt", "key", "", ""},
+		{"/bkt/dir/k%20y%2Bz+w.txt", "bkt", "dir/k y+z+w.txt", "", ""},
+		{"/bkt/k%3Fq?versionId=null", "bkt", "k?q", "null", ""},
+		{"/bkt/k?versionId=AAAAAAAAAAAAAAAAAAAAAA", "bkt", "k", "AAAAAAAAAAAAAAAAAAAAAA", ""},
+		{" /bkt/k ", "bkt", "k", "", ""},
+		{"/bkt//k", "bkt", "/k", "", ""},
+		{"/bkt/k?versionId=3HL4kqtJlcpXroDTDmJ%2Brmsz", "", "", "", s3.InvalidArgument},
+		{"/bkt/k?versionId=", "", "", "", s3.InvalidArgument},
+		{"/bkt/k?versionId=%zz", "", "", "", s3.InvalidArgument},
+		{"/bkt", "", "", "", s3.InvalidArgument},
+		{"/bkt/", "", "", "", s3.InvalidArgument},
+		{"//k", "", "", "", s3.InvalidArgument},
+		{"/bkt/k%zz", "", "", "", s3.InvalidArgument},
 	}
 	for _, tt := range tests {
-		b, k, err := parseCopySource(tt.in)
+		b, k, v, err := parseCopySource(tt.in)
 		if tt.code != "" {
 			if !s3.IsCode(err, tt.code) {
 				t.Errorf("%q: err %v, want %s", tt.in, err, tt.code)
 			}
 			continue
 		}
-		if err != nil || b != tt.bucket || k != tt.key {
-			t.Errorf("%q: %q %q %v, want %q %q", tt.in, b, k, err, tt.bucket, tt.key)
+		if err != nil || b != tt.bucket || k != tt.key || v != tt.ver {
+			t.Errorf("%q: %q %q %q %v, want %q %q %q", tt.in, b, k, v, err, tt.bucket, tt.key, tt.ver)
 		}
 	}
 }
@@ -147,7 +149,8 @@ func TestCopyObject(t *testing.T) {
 		{"missing key", 404, s3.NoSuchKey, map[string]string{"X-Amz-Copy-Source": "/src/nope"}, e.alice},
 		{"missing bucket", 404, s3.NoSuchBucket, map[string]string{"X-Amz-Copy-Source": "/nobkt/k"}, e.alice},
 		{"no key", 400, s3.InvalidArgument, map[string]string{"X-Amz-Copy-Source": "/src"}, e.alice},
-		{"a version", 501, s3.NotImplemented, map[string]string{"X-Amz-Copy-Source": "/src/a%20b?versionId=abc"}, e.alice},
+		{"a malformed version", 400, s3.InvalidArgument, map[string]string{"X-Amz-Copy-Source": "/src/a%20b?versionId=abc"}, e.alice},
+		{"an unknown version", 404, s3.NoSuchVersion, map[string]string{"X-Amz-Copy-Source": "/src/a%20b?versionId=AAAAAAAAAAAAAAAAAAAAAA"}, e.alice},
 		{"bad directive", 400, s3.InvalidArgument, map[string]string{"X-Amz-Copy-Source": "/src/a%20b", "X-Amz-Metadata-Directive": "MOVE"}, e.alice},
 		{"if-match fails", 412, s3.PreconditionFailed, map[string]string{"X-Amz-Copy-Source": "/src/a%20b", "X-Amz-Copy-Source-If-Match": `"0000"`}, e.alice},
 		{"if-none-match fails", 412, s3.PreconditionFailed, map[string]string{"X-Amz-Copy-Source": "/src/a%20b", "X-Amz-Copy-Source-If-None-Match": `"` + src + `"`}, e.alice},
@@ -199,7 +202,7 @@ func TestUploadPartCopy(t *testing.T) {
 	}{
 		{"bad range", 400, s3.InvalidArgument, map[string]string{"X-Amz-Copy-Source": "/bkt/src", "X-Amz-Copy-Source-Range": "bytes=5-"}, ""},
 		{"range past the end", 400, s3.InvalidArgument, map[string]string{"X-Amz-Copy-Source": "/bkt/src", "X-Amz-Copy-Source-Range": "bytes=0-20"}, ""},
-		{"a version", 501, s3.NotImplemented, map[string]string{"X-Amz-Copy-Source": "/bkt/src?versionId=v1"}, ""},
+		{"a version", 501, s3.NotImplemented, map[string]string{"X-Amz-Copy-Source": "/bkt/src?versionId=AAAAAAAAAAAAAAAAAAAAAA"}, ""},
 		{"missing source", 404, s3.NoSuchKey, map[string]string{"X-Amz-Copy-Source": "/bkt/nope"}, ""},
 		{"condition", 412, s3.PreconditionFailed, map[string]string{"X-Amz-Copy-Source": "/bkt/src", "X-Amz-Copy-Source-If-None-Match": "*"}, ""},
 		{"bad part number", 400, s3.InvalidArgument, map[string]string{"X-Amz-Copy-Source": "/bkt/src"}, "partNumber=0&uploadId=" + id},

@@ -5,7 +5,6 @@ import (
 
 	"github.com/cairnkv/cairn/core/httpx"
 	"github.com/cairnkv/cairn/core/s3"
-	"github.com/cairnkv/cairn/core/s3/s3types"
 	"github.com/cairnkv/cairn/core/s3api/s3xml"
 )
 
@@ -51,10 +50,12 @@ func (c *call) deleteObjects() {
 			return
 		}
 		out := s3xml.DeleteOutcome{Key: o.Key, VersionID: o.VersionID}
-		if o.VersionID != "" && o.VersionID != "null" {
-			// objects here have no version but "null"
-			out.Code, out.Message = s3types.NoSuchVersion, "The specified version does not exist."
-		} else if err := c.a.svc.DeleteObject(ctx, c.who, c.bucket, o.Key); err != nil {
+		if res, err := c.a.svc.DeleteObjectVersion(ctx, c.who, c.bucket, o.Key, o.VersionID); err == nil {
+			out.DeleteMarker = res.DeleteMarker
+			if res.DeleteMarker {
+				out.DeleteMarkerVersionID = res.VersionID
+			}
+		} else {
 			e := s3.AsError(err)
 			if e == nil {
 				c.a.log.Error("s3: multi-object delete", "bucket", c.bucket, "key", o.Key,

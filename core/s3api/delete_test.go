@@ -87,11 +87,11 @@ func TestDeleteObjects(t *testing.T) {
 	if d.summary() != "!a:AccessDenied !b:AccessDenied" {
 		t.Fatalf("bob: %s", d.summary())
 	}
-	// Verbose: every key is reported, absent ones as deleted too; versions other than
-	// "null" do not exist.
-	body = deleteBody(false, "a", "nope", "c d", "b#null", "b#v1")
+	// Verbose: every key is reported, absent ones and absent versions as deleted too
+	// (as AWS answers); a malformed version id is an error.
+	body = deleteBody(false, "a", "nope", "c d", "b#null", "b#v1", "c#AAAAAAAAAAAAAAAAAAAAAA")
 	d = del(map[string]string{"Content-MD5": md5b64(body)}, body, e.alice)
-	if d.summary() != "+a +nope +c d +b !b:NoSuchVersion" || d.Deleted[3].VersionID != "null" {
+	if d.summary() != "+a +nope +c d +b +c !b:InvalidArgument" || d.Deleted[3].VersionID != "null" {
 		t.Fatalf("verbose: %s %+v", d.summary(), d)
 	}
 	e.mustErr(404, s3.NoSuchKey, mpReq{method: "GET", path: "/bkt/a", as: e.alice})
@@ -99,7 +99,7 @@ func TestDeleteObjects(t *testing.T) {
 	// Quiet, with a flexible checksum instead of Content-MD5: only errors are reported.
 	body = deleteBody(true, "e&amp;f", "x#v2")
 	d = del(map[string]string{"X-Amz-Checksum-Crc32": crc32b64(body), "X-Amz-Sdk-Checksum-Algorithm": "CRC32"}, body, e.alice)
-	if d.summary() != "!x:NoSuchVersion" {
+	if d.summary() != "!x:InvalidArgument" {
 		t.Fatalf("quiet: %s", d.summary())
 	}
 	e.mustErr(404, s3.NoSuchKey, mpReq{method: "GET", path: "/bkt/e&f", as: e.alice})

@@ -22,7 +22,7 @@ func (c *call) checkExpectedOwners() error {
 	if !ok || src == "" {
 		return nil
 	}
-	bucket, _, err := parseCopySource(src)
+	bucket, _, _, err := parseCopySource(src)
 	if err != nil {
 		return nil //nolint:nilerr // the copy itself reports a bad source
 	}

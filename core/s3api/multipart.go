@@ -138,6 +138,7 @@ func (c *call) completeUpload(uploadID string) {
 	}
 	c.setExpiration(m)
 	c.echoSSE(m.SSE)
+	c.setVersionHeader(m)
 	c.writeXML(s3xml.MarshalCompleteMultipartUpload(c.location(), c.bucket, c.key, m.ETag))
 }
 
@@ -245,13 +246,10 @@ func (c *call) listUploads() {
 	}
 	n = min(n, s3.MaxListUploads)
 	opts.MaxUploads = max(n, 1)
-	encURL := false
-	if v, ok := q["encoding-type"]; ok {
-		if v[0] != "url" {
-			c.fail(s3.Errorf(s3.InvalidArgument, "Invalid Encoding Method specified in Request"))
-			return
-		}
-		encURL = true
+	encURL, err := c.encodingURL()
+	if err != nil {
+		c.fail(err)
+		return
 	}
 	l, err := c.a.svc.ListUploads(c.r.Context(), c.who, c.bucket, opts)
 	if err != nil {

@@ -41,7 +41,12 @@ func (c *call) serveObject() {
 				c.methodNotAllowed()
 				return
 			}
-			acl, err := c.a.svc.ObjectACL(c.r.Context(), c.who, c.bucket, c.key)
+			id, err := c.versionID()
+			if err != nil {
+				c.fail(err)
+				return
+			}
+			acl, err := c.a.svc.ObjectVersionACL(c.r.Context(), c.who, c.bucket, c.key, id)
 			if err != nil {
 				c.fail(err)
 				return
@@ -54,21 +59,15 @@ func (c *call) serveObject() {
 		switch {
 		case c.has("acl"):
 			c.putObjectACL()
+		case c.has("versionId"):
+			c.fail(s3.Errorf(s3.InvalidArgument, "A PUT or copy of an object makes a new version: it takes no versionId"))
 		case c.header("Copy-Source") != "":
 			c.copyObject()
 		default:
 			c.putObject()
 		}
 	case http.MethodDelete:
-		if c.hasSubResource() {
-			c.methodNotAllowed()
-			return
-		}
-		if err := c.a.svc.DeleteObject(c.r.Context(), c.who, c.bucket, c.key); err != nil {
-			c.fail(err)
-			return
-		}
-		c.w.WriteHeader(http.StatusNoContent)
+		c.deleteObject()
 	default:
 		c.methodNotAllowed()
 	}
@@ -104,6 +103,7 @@ func (c *call) putObject() {
 	c.echoSSE(m.SSE)
 	c.w.Header().Set("ETag", `"`+m.ETag+`"`)
 	c.setExpiration(m)
+	c.setVersionHeader(m)
 	c.ok()
 }
 
@@ -236,7 +236,12 @@ func (c *call) putObjectACL() {
 		c.fail(err)
 		return
 	}
-	if err := c.a.svc.SetObjectACL(c.r.Context(), c.who, c.bucket, c.key, spec); err != nil {
+	id, err := c.versionID()
+	if err != nil {
+		c.fail(err)
+		return
+	}
+	if err := c.a.svc.SetObjectVersionACL(c.r.Context(), c.who, c.bucket, c.key, id, spec); err != nil {
 		c.fail(err)
 		return
 	}
@@ -256,13 +261,19 @@ var responseOverrides = map[string]string{
 // getObject answers GET and HEAD of an object: headers, conditional requests, a single
 // byte range, and the data streamed chunk by chunk from one snapshot.
 func (c *call) getObject() {
-	obj, err := c.a.svc.OpenObject(c.r.Context(), c.who, c.bucket, c.key)
+	id, err := c.versionID()
+	if err != nil {
+		c.fail(err)
+		return
+	}
+	obj, err := c.a.svc.OpenObjectVersion(c.r.Context(), c.who, c.bucket, c.key, id)
 	if err != nil {
 		c.fail(err)
 		return
 	}
 	defer obj.Close()
 	m := obj.Manifest
+	c.setVersionHeader(m)
 	if err := c.unseal(obj); err != nil {
 		c.fail(err)
 		return

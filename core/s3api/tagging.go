@@ -96,12 +96,17 @@ type taggingOps struct {
 // serveObjectTagging answers GET, PUT and DELETE /{bucket}/{key}?tagging.
 func (c *call) serveObjectTagging() {
 	svc := c.a.svc
+	id := c.query.Get("versionId") // checked by the service
 	c.serveTagging(taggingOps{
-		get: func(ctx context.Context) ([]s3.Tag, error) { return svc.ObjectTagging(ctx, c.who, c.bucket, c.key) },
-		set: func(ctx context.Context, t []s3.Tag) error {
-			return svc.SetObjectTagging(ctx, c.who, c.bucket, c.key, t)
+		get: func(ctx context.Context) ([]s3.Tag, error) {
+			return svc.ObjectVersionTagging(ctx, c.who, c.bucket, c.key, id)
 		},
-		del:       func(ctx context.Context) error { return svc.DeleteObjectTagging(ctx, c.who, c.bucket, c.key) },
+		set: func(ctx context.Context, t []s3.Tag) error {
+			return svc.SetObjectVersionTagging(ctx, c.who, c.bucket, c.key, id, t)
+		},
+		del: func(ctx context.Context) error {
+			return svc.DeleteObjectVersionTagging(ctx, c.who, c.bucket, c.key, id)
+		},
 		putStatus: http.StatusOK,
 	})
 }

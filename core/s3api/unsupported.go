@@ -21,15 +21,15 @@ var knownSubResources = []string{"accelerate", "acl", "analytics", "attributes",
 
 // servedSubResources are the sub-resources Cairn serves, per target, on at least one
 // method; the dispatchers answer the methods a served sub-resource does not take (405,
-// or 501 for PUT ?versioning). Bucket: GET ?acl ?location ?versioning ?policy
-// ?policyStatus ?uploads ?tagging ?cors ?lifecycle ?encryption; PUT ?acl ?policy ?tagging
-// ?cors ?lifecycle ?encryption; DELETE ?policy ?tagging ?cors ?lifecycle ?encryption; POST
-// ?delete. Object: GET ?acl ?uploadId ?tagging; PUT ?acl, ?partNumber&uploadId, ?tagging;
-// POST ?uploads, ?uploadId; DELETE ?uploadId ?tagging; ?versionId only as "null" (the one
-// version an unversioned bucket keeps).
+// or 501 for MfaDelete in PUT ?versioning). Bucket: GET ?acl ?location ?versioning
+// ?versions ?policy ?policyStatus ?uploads ?tagging ?cors ?lifecycle ?encryption; PUT ?acl
+// ?policy ?tagging ?versioning ?cors ?lifecycle ?encryption; DELETE ?policy ?tagging ?cors
+// ?lifecycle ?encryption; POST ?delete. Object: GET ?acl ?uploadId ?tagging; PUT ?acl,
+// ?partNumber&uploadId, ?tagging; POST ?uploads, ?uploadId; DELETE ?uploadId ?tagging;
+// ?versionId on GET, HEAD, DELETE, ?acl and ?tagging.
 var servedSubResources = map[bool][]string{
-	true:  {"acl", "location", "versioning", "policy", "policyStatus", "uploads", "delete", "tagging", "cors", "lifecycle", "encryption"}, // bucket
-	false: {"acl", "uploads", "uploadId", "partNumber", "versionId", "tagging"},                                                           // object
+	true:  {"acl", "location", "versioning", "policy", "policyStatus", "uploads", "delete", "tagging", "versions", "cors", "lifecycle", "encryption"}, // bucket
+	false: {"acl", "uploads", "uploadId", "partNumber", "versionId", "tagging"},                                                                       // object
 }
 
 // unservedSubResource returns the first sub-resource of the request that Cairn does
@@ -42,9 +42,6 @@ func (c *call) unservedSubResource() string {
 		}
 		if !slices.Contains(served, s) {
 			return s
-		}
-		if s == "versionId" && c.query.Get(s) != "null" {
-			return s // versions other than the current one
 		}
 	}
 	return ""

@@ -18,7 +18,8 @@ func TestUnserved(t *testing.T) {
 		{"GET", "k", "attributes", "", "?attributes"},
 		{"GET", "k", "acl", "", ""},
 		{"GET", "k", "versionId=null", "", ""},
-		{"GET", "k", "versionId=abc", "", "?versionId"},
+		{"GET", "k", "versionId=abc", "", ""}, // served: the handler refuses a malformed id
+		{"GET", "", "versions", "", ""},
 		{"GET", "k", "x-id=GetObject&foo", "", ""},
 		{"GET", "k", "location", "", "?location"},
 		{"GET", "", "location", "", ""},

@@ -21,6 +21,7 @@ const (
 	BucketNotEmpty                    Code = "BucketNotEmpty"
 	EntityTooLarge                    Code = "EntityTooLarge"
 	EntityTooSmall                    Code = "EntityTooSmall"
+	IllegalVersioningConfiguration    Code = "IllegalVersioningConfigurationException"
 	IncompleteBody                    Code = "IncompleteBody"
 	InternalError                     Code = "InternalError"
 	InvalidAccessKeyID                Code = "InvalidAccessKeyId"
@@ -120,6 +121,7 @@ var statusOf = map[Code]int{
 	NoSuchTagSet:                      404,
 	NoSuchUser:                        404,
 	NoSuchVersion:                     404,
+	IllegalVersioningConfiguration:    400,
 	NotImplemented:                    501,
 	NotModified:                       304,
 	PreconditionFailed:                412,

@@ -307,12 +307,16 @@ type DeleteOutcome struct {
 	// Message are the error.
 	Code    s3types.Code
 	Message string
+	// DeleteMarker says the delete made, or removed, a delete marker, whose version id
+	// is DeleteMarkerVersionID.
+	DeleteMarker          bool
+	DeleteMarkerVersionID string
 }
 
 // MarshalDeleteResult renders the answer of a multi-object delete, entries in the order
 // given:
 //
-//	<DeleteResult xmlns="…"><Deleted><Key/>[<VersionId/>]</Deleted>…
+//	<DeleteResult xmlns="…"><Deleted><Key/>[<VersionId/>][<DeleteMarker/><DeleteMarkerVersionId/>]</Deleted>…
 //	<Error><Key/>[<VersionId/>]<Code/><Message/></Error>…</DeleteResult>
 //
 // VersionId is written when not empty. In quiet mode the Deleted entries are left out.
@@ -328,6 +332,10 @@ func MarshalDeleteResult(quiet bool, outcomes []DeleteOutcome) []byte {
 			w.Elem("Key", o.Key)
 			if o.VersionID != "" {
 				w.Elem("VersionId", o.VersionID)
+			}
+			if o.DeleteMarker {
+				w.Raw("<DeleteMarker>true</DeleteMarker>")
+				w.Elem("DeleteMarkerVersionId", o.DeleteMarkerVersionID)
 			}
 			w.Close("Deleted")
 			continue
