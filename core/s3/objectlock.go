@@ -132,3 +132,15 @@ func lockRefusal(r *Retention, hold bool, now time.Time, bypass bool) error {
 	}
 	return errLocked
 }
+
+// LockRequest is the Object Lock a write asks for in its x-amz-object-lock-* headers.
+type LockRequest struct {
+	// Retention, when not nil, is the new version's retention (otherwise the bucket's
+	// default rule, if any, applies).
+	Retention *Retention
+	// LegalHold says the new version starts under a legal hold.
+	LegalHold bool
+	// Asked says the request carried any of the headers: a bucket without Object Lock
+	// refuses it.
+	Asked bool
+}
