@@ -49,6 +49,10 @@ type Upload struct {
 	// or abort, conditional on the record it read, conflicts with a part committed
 	// after it listed the parts (by another service over the same store).
 	Parts uint64 `json:"parts,omitempty"`
+	// Retention and LegalHold are the Object Lock the object gets at completion
+	// (x-amz-object-lock-* at initiation).
+	Retention *Retention `json:"retention,omitempty"`
+	LegalHold bool       `json:"legal_hold,omitempty"`
 }
 
 // PartInfo is one uploaded part.
@@ -173,6 +177,9 @@ func (s *Service) CreateUpload(ctx context.Context, r Requester, bucket, key str
 	if err != nil {
 		return nil, err
 	}
+	if err := s.checkLockRequest(b, r, key, in.Lock); err != nil {
+		return nil, err
+	}
 	owner := Owner{ID: r.ID, DisplayName: r.DisplayName}
 	acl, err := newObjectACL(in, owner, b)
 	if err != nil {
@@ -182,7 +189,7 @@ func (s *Service) CreateUpload(ctx context.Context, r Requester, bucket, key str
 	_, _ = rand.Read(id)
 	u := &Upload{Bucket: bucket, Key: key, ID: base64.RawURLEncoding.EncodeToString(id), Owner: owner,
 		Initiated: time.Now().UTC().Truncate(time.Millisecond), ContentType: in.ContentType, Meta: in.Meta,
-		Headers: in.Headers, ACL: acl, Tags: in.Tags}
+		Headers: in.Headers, ACL: acl, Tags: in.Tags, Retention: in.Lock.Retention, LegalHold: in.Lock.LegalHold}
 	v, err := json.Marshal(u)
 	if err != nil {
 		return nil, wrapf(err, "encode upload")
@@ -395,7 +402,7 @@ func (s *Service) completeIn(t *txn, u *Upload, want []CompletePart, conds Write
 	invalid := Errorf(InvalidPart, "One or more of the specified parts could not be found. The part may not have been uploaded, or the specified entity tag may not match the part's entity tag.")
 	h := md5.New()
 	m := &Manifest{ChunkSize: s.cfg.ChunkSize, ContentType: u.ContentType, Meta: u.Meta, Headers: u.Headers,
-		Owner: u.Owner, ACL: u.ACL, Tags: u.Tags}
+		Owner: u.Owner, ACL: u.ACL, Tags: u.Tags, Retention: u.Retention, LegalHold: u.LegalHold}
 	used := map[int]bool{}
 	for i, w := range want {
 		p, ok := byNumber[w.Number]

@@ -47,6 +47,8 @@ type PutInput struct {
 	// header (even empty), for the s3:RequestObjectTag policy conditions.
 	Tags    []Tag
 	HasTags bool
+	// Lock is the Object Lock the new version asks for (x-amz-object-lock-*).
+	Lock LockRequest
 }
 
 // requestTags is what the bucket-policy tag conditions see of a new object's write.
@@ -150,6 +152,9 @@ func (s *Service) PutObject(ctx context.Context, r Requester, bucket, key string
 	if err != nil {
 		return nil, err
 	}
+	if err := s.checkLockRequest(b, r, key, in.Lock); err != nil {
+		return nil, err
+	}
 	owner := Owner{ID: r.ID, DisplayName: r.DisplayName}
 	acl, err := newObjectACL(in, owner, b)
 	if err != nil {
@@ -164,7 +169,8 @@ func (s *Service) PutObject(ctx context.Context, r Requester, bucket, key string
 		return nil, err
 	}
 	m := &Manifest{UUID: ext.ID, Size: in.Size, ChunkSize: ext.ChunkSize, Blob: ext.Blob, ETag: hex.EncodeToString(sum),
-		ContentType: in.ContentType, Meta: in.Meta, Headers: in.Headers, Owner: owner, ACL: acl, Tags: in.Tags}
+		ContentType: in.ContentType, Meta: in.Meta, Headers: in.Headers, Owner: owner, ACL: acl, Tags: in.Tags,
+		Retention: in.Lock.Retention, LegalHold: in.Lock.LegalHold}
 	if err := s.commit(ctx, bucket, key, m, data, in.Conditions); err != nil {
 		s.abandonExtent(ext, in.Size)
 		return nil, err

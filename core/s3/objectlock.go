@@ -1,6 +1,7 @@
 package s3
 
 import (
+	"context"
 	"time"
 
 	"github.com/cairnkv/cairn/core/s3/s3types"
@@ -143,4 +144,198 @@ type LockRequest struct {
 	// Asked says the request carried any of the headers: a bucket without Object Lock
 	// refuses it.
 	Asked bool
+}
+
+var (
+	errNoLockConfig        = &Error{Code: ObjectLockConfigurationNotFound, Message: "Object Lock configuration does not exist for this bucket"}
+	errNoRetention         = &Error{Code: NoSuchObjectLockConfiguration, Message: "The specified object does not have a ObjectLock configuration"}
+	errLockNeedsVersioning = Errorf(InvalidBucketState,
+		"Versioning must be 'Enabled' on the bucket to apply a Object Lock configuration")
+	errLockKeepsVersioning = Errorf(InvalidBucketState,
+		"An Object Lock configuration is present on this bucket, so the versioning state cannot be changed.")
+)
+
+// ownerOrAllowedKey is ownerOrAllowed for an action on one object of the bucket: the
+// bucket policy decides when it has a statement for the request, else the bucket's
+// owner alone may. Object Lock's actions are never granted by an ACL, as in AWS.
+func ownerOrAllowedKey(b *Bucket, r Requester, action, key string) bool {
+	switch b.policyEffect(r, action, key) {
+	case EffectDeny:
+		return false
+	case EffectAllow:
+		return true
+	}
+	return ownsBucket(b, r)
+}
+
+// mayBypass reports whether a request that asked to bypass GOVERNANCE retention
+// (asked) may: s3:BypassGovernanceRetention, the bucket owner's unless the policy
+// denies it.
+func mayBypass(b *Bucket, r Requester, key string, asked bool) bool {
+	return asked && ownerOrAllowedKey(b, r, ActionBypassGovernanceRetention, key)
+}
+
+// checkLockRequest checks the Object Lock a write to b/key asks for: only a bucket with
+// Object Lock takes one (400 InvalidRequest), and setting a retention or a legal hold
+// needs s3:PutObjectRetention or s3:PutObjectLegalHold (the bucket owner's).
+func (s *Service) checkLockRequest(b *Bucket, r Requester, key string, lr LockRequest) error {
+	if !lr.Asked {
+		return nil
+	}
+	if b.ObjectLock == nil {
+		return errLockMissing
+	}
+	if lr.Retention != nil && !ownerOrAllowedKey(b, r, ActionPutObjectRetention, key) {
+		return errAccessDenied
+	}
+	if lr.LegalHold && !ownerOrAllowedKey(b, r, ActionPutObjectLegalHold, key) {
+		return errAccessDenied
+	}
+	return nil
+}
+
+// ObjectLockConfiguration returns a lock-enabled bucket's Object Lock configuration
+// (its owner, or s3:GetBucketObjectLockConfiguration in the bucket policy); a bucket
+// without Object Lock is 404 ObjectLockConfigurationNotFoundError, as AWS answers.
+func (s *Service) ObjectLockConfiguration(ctx context.Context, r Requester, bucket string) (ObjectLockConfig, error) {
+	b, err := s.Bucket(ctx, bucket)
+	if err != nil {
+		return ObjectLockConfig{}, err
+	}
+	if !ownerOrAllowed(b, r, ActionGetObjectLockConfiguration) {
+		return ObjectLockConfig{}, errAccessDenied
+	}
+	if b.ObjectLock == nil {
+		return ObjectLockConfig{}, errNoLockConfig
+	}
+	return *b.ObjectLock, nil
+}
+
+// SetObjectLockConfiguration sets the bucket's Object Lock configuration (its owner,
+// or s3:PutBucketObjectLockConfiguration in the bucket policy). A bucket created
+// without Object Lock gets it here only while its versioning is Enabled (409
+// InvalidBucketState otherwise), and never loses it.
+func (s *Service) SetObjectLockConfiguration(ctx context.Context, r Requester, bucket string, c ObjectLockConfig) error {
+	if err := CheckLockConfig(c); err != nil {
+		return err
+	}
+	return s.updateBucket(ctx, "set object lock "+bucket, bucket, func(b *Bucket) error {
+		if !ownerOrAllowed(b, r, ActionPutObjectLockConfiguration) {
+			return errAccessDenied
+		}
+		if b.ObjectLock == nil && b.Versioning != VersioningEnabled {
+			return errLockNeedsVersioning
+		}
+		if b.ObjectLock != nil && *b.ObjectLock == c {
+			return errUnchanged
+		}
+		b.ObjectLock = &c
+		return nil
+	})
+}
+
+// lockedBucket returns the bucket if it has Object Lock (400 InvalidRequest
+// otherwise, as AWS answers the retention and legal-hold calls), and checks the key.
+func (s *Service) lockedBucket(ctx context.Context, bucket, key string) (*Bucket, error) {
+	b, err := s.Bucket(ctx, bucket)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkKey(key); err != nil {
+		return nil, err
+	}
+	if b.ObjectLock == nil {
+		return nil, errLockMissing
+	}
+	return b, nil
+}
+
+// lockOf returns version id ("" the current one) of the object, if r may see its
+// Object Lock by action.
+func (s *Service) lockOf(ctx context.Context, r Requester, bucket, key, id, action string) (*Manifest, error) {
+	b, err := s.lockedBucket(ctx, bucket, key)
+	if err != nil {
+		return nil, err
+	}
+	if id != "" {
+		if err := CheckVersionID(id); err != nil {
+			return nil, err
+		}
+	}
+	m, err := s.versionManifest(s.db.Get, b, key, id)
+	if err != nil {
+		return nil, s.hideMissing(b, r, err)
+	}
+	if !ownerOrAllowedKey(b, r, action, key) {
+		return nil, errAccessDenied
+	}
+	return m, nil
+}
+
+// ObjectRetention returns the retention of version id ("" the current one) of the
+// object (s3:GetObjectRetention, the bucket owner's); one without is 404
+// NoSuchObjectLockConfiguration.
+func (s *Service) ObjectRetention(ctx context.Context, r Requester, bucket, key, id string) (Retention, error) {
+	m, err := s.lockOf(ctx, r, bucket, key, id, ActionGetObjectRetention)
+	if err != nil {
+		return Retention{}, err
+	}
+	if m.Retention == nil {
+		return Retention{}, errNoRetention
+	}
+	return *m.Retention, nil
+}
+
+// ObjectLegalHold reports whether version id ("" the current one) of the object is
+// under a legal hold (s3:GetObjectLegalHold, the bucket owner's).
+func (s *Service) ObjectLegalHold(ctx context.Context, r Requester, bucket, key, id string) (bool, error) {
+	m, err := s.lockOf(ctx, r, bucket, key, id, ActionGetObjectLegalHold)
+	if err != nil {
+		return false, err
+	}
+	return m.LegalHold, nil
+}
+
+// SetObjectRetention sets (next nil: removes) the retention of version id ("" the
+// current one) of the object (s3:PutObjectRetention, the bucket owner's), as
+// changeRetention allows: bypass says the request asked to bypass GOVERNANCE
+// retention (honoured with s3:BypassGovernanceRetention).
+func (s *Service) SetObjectRetention(ctx context.Context, r Requester, bucket, key, id string, next *Retention, bypass bool) error {
+	if _, err := s.lockedBucket(ctx, bucket, key); err != nil {
+		return err
+	}
+	now := time.Now()
+	if next != nil {
+		if err := CheckRetention(*next, now); err != nil {
+			return err
+		}
+	}
+	return s.changeVersion(ctx, r, bucket, key, id, "set retention", func(b *Bucket, m *Manifest) error {
+		if !ownerOrAllowedKey(b, r, ActionPutObjectRetention, key) {
+			return errAccessDenied
+		}
+		if err := changeRetention(m.Retention, next, now, mayBypass(b, r, key, bypass)); err != nil {
+			return err
+		}
+		m.Retention = next
+		return nil
+	})
+}
+
+// SetObjectLegalHold puts version id ("" the current one) of the object under a
+// legal hold or lifts it (s3:PutObjectLegalHold, the bucket owner's).
+func (s *Service) SetObjectLegalHold(ctx context.Context, r Requester, bucket, key, id string, on bool) error {
+	if _, err := s.lockedBucket(ctx, bucket, key); err != nil {
+		return err
+	}
+	return s.changeVersion(ctx, r, bucket, key, id, "set legal hold", func(b *Bucket, m *Manifest) error {
+		if !ownerOrAllowedKey(b, r, ActionPutObjectLegalHold, key) {
+			return errAccessDenied
+		}
+		if m.LegalHold == on {
+			return errUnchanged
+		}
+		m.LegalHold = on
+		return nil
+	})
 }

@@ -1,7 +1,9 @@
 package s3
 
 import (
+	"context"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 )
@@ -117,5 +119,137 @@ func TestRetentionRules(t *testing.T) {
 	}
 	if got := codeOf(CheckRetention(Retention{Mode: "X", Until: later}, now)); got != MalformedXML {
 		t.Errorf("unknown mode: %q", got)
+	}
+}
+
+// TestObjectLockService: buckets with Object Lock (at creation, or later on a
+// versioned bucket), default and explicit retention, legal holds, and what each
+// refuses: permanent deletes of protected versions (GOVERNANCE only with a permitted
+// bypass), shortening COMPLIANCE, suspending versioning. Delete markers stay allowed.
+func TestObjectLockService(t *testing.T) {
+	s, _ := newTestService(t)
+	ctx := context.Background()
+	alice, bob := mustUser(t, s, "alice"), mustUser(t, s, "bob")
+	acl, err := CannedACL("public-read-write", Owner{ID: alice.ID, DisplayName: alice.DisplayName}, Owner{ID: alice.ID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.CreateBucketWith(ctx, alice, "locked", acl, BucketOptions{ObjectLock: true}); err != nil {
+		t.Fatal(err)
+	}
+	if st, err := s.BucketVersioning(ctx, alice, "locked"); err != nil || st != VersioningEnabled {
+		t.Fatalf("a lock bucket's versioning: %q, %v", st, err)
+	}
+	wantCode(t, s.SetBucketVersioning(ctx, alice, "locked", VersioningSuspended), InvalidBucketState)
+	if c, err := s.ObjectLockConfiguration(ctx, alice, "locked"); err != nil || c != (ObjectLockConfig{}) {
+		t.Fatalf("lock configuration: %+v, %v", c, err)
+	}
+	_, err = s.ObjectLockConfiguration(ctx, bob, "locked")
+	wantCode(t, err, AccessDenied)
+	wantCode(t, s.SetObjectLockConfiguration(ctx, alice, "locked", ObjectLockConfig{Mode: LockGovernance}), MalformedXML)
+	wantCode(t, s.SetObjectLockConfiguration(ctx, bob, "locked", ObjectLockConfig{Mode: LockGovernance, Days: 1}), AccessDenied)
+	if err := s.SetObjectLockConfiguration(ctx, alice, "locked", ObjectLockConfig{Mode: LockGovernance, Days: 1}); err != nil {
+		t.Fatal(err)
+	}
+	put := func(r Requester, key string, lr LockRequest) *Manifest {
+		t.Helper()
+		m, err := s.PutObject(ctx, r, "locked", key, PutInput{Body: strings.NewReader("data"), Size: 4, Lock: lr})
+		if err != nil {
+			t.Fatalf("put %s: %v", key, err)
+		}
+		return m
+	}
+
+	// The default rule: GOVERNANCE for a day.
+	gov := put(bob, "gov", LockRequest{})
+	if gov.Retention == nil || gov.Retention.Mode != LockGovernance || time.Until(gov.Retention.Until) < 23*time.Hour {
+		t.Fatalf("default retention: %+v", gov.Retention)
+	}
+	if r, err := s.ObjectRetention(ctx, alice, "locked", "gov", gov.VersionID); err != nil || r != *gov.Retention {
+		t.Fatalf("retention read back: %+v, %v", r, err)
+	}
+	_, err = s.DeleteObjectVersion(ctx, alice, "locked", "gov", gov.VersionID)
+	wantCode(t, err, AccessDenied)
+	_, err = s.DeleteObjectVersionBypassing(ctx, bob, "locked", "gov", gov.VersionID, true)
+	wantCode(t, err, AccessDenied) // bob may write, not bypass
+	if res, err := s.DeleteObjectVersion(ctx, bob, "locked", "gov", ""); err != nil || !res.DeleteMarker {
+		t.Fatalf("a delete marker over a locked version: %+v, %v", res, err)
+	}
+	wantCode(t, s.SetObjectRetention(ctx, alice, "locked", "gov", gov.VersionID, nil, false), AccessDenied)
+	if _, err := s.DeleteObjectVersionBypassing(ctx, alice, "locked", "gov", gov.VersionID, true); err != nil {
+		t.Fatalf("the owner bypassing governance: %v", err)
+	}
+
+	// COMPLIANCE, asked for by the write: only ever extended.
+	until := time.Now().Add(time.Hour).UTC().Truncate(time.Millisecond)
+	comp := put(alice, "comp", LockRequest{Asked: true, Retention: &Retention{Mode: LockCompliance, Until: until}})
+	if comp.Retention == nil || comp.Retention.Mode != LockCompliance || !comp.Retention.Until.Equal(until) {
+		t.Fatalf("explicit retention: %+v", comp.Retention)
+	}
+	_, err = s.DeleteObjectVersionBypassing(ctx, alice, "locked", "comp", comp.VersionID, true)
+	wantCode(t, err, AccessDenied)
+	shorter := &Retention{Mode: LockCompliance, Until: until.Add(-time.Minute)}
+	wantCode(t, s.SetObjectRetention(ctx, alice, "locked", "comp", comp.VersionID, shorter, true), AccessDenied)
+	weaker := &Retention{Mode: LockGovernance, Until: until.Add(time.Hour)}
+	wantCode(t, s.SetObjectRetention(ctx, alice, "locked", "comp", comp.VersionID, weaker, true), AccessDenied)
+	longer := &Retention{Mode: LockCompliance, Until: until.Add(time.Hour)}
+	if err := s.SetObjectRetention(ctx, alice, "locked", "comp", "", longer, false); err != nil {
+		t.Fatalf("extending compliance: %v", err)
+	}
+	wantCode(t, s.SetObjectRetention(ctx, alice, "locked", "comp", "", &Retention{Mode: LockCompliance, Until: time.Now().Add(-time.Hour)}, false), InvalidArgument)
+	// Writing a retention or a hold takes the lock permissions, not bucket WRITE.
+	_, err = s.PutObject(ctx, bob, "locked", "x", PutInput{Body: strings.NewReader(""), Lock: LockRequest{Asked: true, LegalHold: true}})
+	wantCode(t, err, AccessDenied)
+
+	// A legal hold, without the default rule: refuses until lifted.
+	if err := s.SetObjectLockConfiguration(ctx, alice, "locked", ObjectLockConfig{}); err != nil {
+		t.Fatal(err)
+	}
+	held := put(alice, "held", LockRequest{Asked: true, LegalHold: true})
+	if held.Retention != nil || !held.LegalHold {
+		t.Fatalf("held version: %+v %v", held.Retention, held.LegalHold)
+	}
+	_, err = s.ObjectRetention(ctx, alice, "locked", "held", "")
+	wantCode(t, err, NoSuchObjectLockConfiguration)
+	_, err = s.DeleteObjectVersionBypassing(ctx, alice, "locked", "held", held.VersionID, true)
+	wantCode(t, err, AccessDenied)
+	if err := s.SetObjectLegalHold(ctx, alice, "locked", "held", held.VersionID, false); err != nil {
+		t.Fatal(err)
+	}
+	if on, err := s.ObjectLegalHold(ctx, alice, "locked", "held", held.VersionID); err != nil || on {
+		t.Fatalf("hold lifted: %v, %v", on, err)
+	}
+	if _, err := s.DeleteObjectVersion(ctx, alice, "locked", "held", held.VersionID); err != nil {
+		t.Fatalf("delete after the hold: %v", err)
+	}
+
+	// Multipart uploads carry the lock asked for at initiation.
+	u, err := s.CreateUpload(ctx, alice, "locked", "mp", PutInput{Lock: LockRequest{Asked: true, LegalHold: true}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := s.PutPart(ctx, alice, "locked", "mp", u.ID, 1, PutInput{Body: strings.NewReader("part"), Size: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mp, err := s.CompleteUpload(ctx, alice, "locked", "mp", u.ID, []CompletePart{{Number: 1, ETag: p.ETag}}, WriteConditions{})
+	if err != nil || !mp.LegalHold {
+		t.Fatalf("completed upload: %+v, %v", mp, err)
+	}
+
+	// A bucket without Object Lock takes none of it, and gets it only once versioned.
+	mustBucket(t, s, alice, "plain", "")
+	_, err = s.PutObject(ctx, alice, "plain", "k", PutInput{Body: strings.NewReader(""), Lock: LockRequest{Asked: true, LegalHold: true}})
+	wantCode(t, err, InvalidRequest)
+	_, err = s.ObjectLockConfiguration(ctx, alice, "plain")
+	wantCode(t, err, ObjectLockConfigurationNotFound)
+	_, err = s.ObjectRetention(ctx, alice, "plain", "k", "")
+	wantCode(t, err, InvalidRequest)
+	wantCode(t, s.SetObjectLockConfiguration(ctx, alice, "plain", ObjectLockConfig{}), InvalidBucketState)
+	if err := s.SetBucketVersioning(ctx, alice, "plain", VersioningEnabled); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.SetObjectLockConfiguration(ctx, alice, "plain", ObjectLockConfig{Mode: LockCompliance, Years: 1}); err != nil {
+		t.Fatalf("lock on a versioned bucket: %v", err)
 	}
 }

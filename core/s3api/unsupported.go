@@ -25,10 +25,12 @@ var knownSubResources = []string{"accelerate", "acl", "analytics", "attributes",
 // ?versions ?policy ?policyStatus ?uploads ?tagging; PUT ?acl ?policy ?tagging
 // ?versioning; DELETE ?policy ?tagging; POST ?delete. Object: GET ?acl ?uploadId
 // ?tagging; PUT ?acl, ?partNumber&uploadId, ?tagging; POST ?uploads, ?uploadId; DELETE
-// ?uploadId ?tagging; ?versionId on GET, HEAD, DELETE, ?acl and ?tagging.
+// ?uploadId ?tagging; ?versionId on GET, HEAD, DELETE, ?acl and ?tagging. Object
+// Lock: GET and PUT ?object-lock (bucket), ?retention and ?legal-hold (object, with
+// ?versionId).
 var servedSubResources = map[bool][]string{
-	true:  {"acl", "location", "versioning", "policy", "policyStatus", "uploads", "delete", "tagging", "versions"}, // bucket
-	false: {"acl", "uploads", "uploadId", "partNumber", "versionId", "tagging"},                                    // object
+	true:  {"acl", "location", "versioning", "policy", "policyStatus", "uploads", "delete", "tagging", "versions", "object-lock"}, // bucket
+	false: {"acl", "uploads", "uploadId", "partNumber", "versionId", "tagging", "retention", "legal-hold"},                        // object
 }
 
 // unservedSubResource returns the first sub-resource of the request that Cairn does

@@ -26,6 +26,7 @@ const (
 	InternalError                     Code = "InternalError"
 	InvalidAccessKeyID                Code = "InvalidAccessKeyId"
 	InvalidArgument                   Code = "InvalidArgument"
+	InvalidBucketState                Code = "InvalidBucketState"
 	InvalidBucketName                 Code = "InvalidBucketName"
 	InvalidDigest                     Code = "InvalidDigest"
 	InvalidPart                       Code = "InvalidPart"
@@ -47,12 +48,14 @@ const (
 	NoSuchBucket                      Code = "NoSuchBucket"
 	NoSuchBucketPolicy                Code = "NoSuchBucketPolicy"
 	NoSuchKey                         Code = "NoSuchKey"
+	NoSuchObjectLockConfiguration     Code = "NoSuchObjectLockConfiguration"
 	NoSuchUpload                      Code = "NoSuchUpload"
 	NoSuchTagSet                      Code = "NoSuchTagSet"
 	NoSuchUser                        Code = "NoSuchUser"
 	NoSuchVersion                     Code = "NoSuchVersion"
 	NotImplemented                    Code = "NotImplemented"
 	NotModified                       Code = "NotModified"
+	ObjectLockConfigurationNotFound   Code = "ObjectLockConfigurationNotFoundError"
 	PreconditionFailed                Code = "PreconditionFailed"
 	RequestTimeTooSkewed              Code = "RequestTimeTooSkewed"
 	RequestTimeout                    Code = "RequestTimeout"
@@ -85,6 +88,7 @@ var statusOf = map[Code]int{
 	InternalError:                     500,
 	InvalidAccessKeyID:                403,
 	InvalidArgument:                   400,
+	InvalidBucketState:                409,
 	InvalidBucketName:                 400,
 	InvalidDigest:                     400,
 	InvalidPart:                       400,
@@ -106,6 +110,7 @@ var statusOf = map[Code]int{
 	NoSuchBucket:                      404,
 	NoSuchBucketPolicy:                404,
 	NoSuchKey:                         404,
+	NoSuchObjectLockConfiguration:     404,
 	NoSuchUpload:                      404,
 	NoSuchTagSet:                      404,
 	NoSuchUser:                        404,
@@ -113,6 +118,7 @@ var statusOf = map[Code]int{
 	IllegalVersioningConfiguration:    400,
 	NotImplemented:                    501,
 	NotModified:                       304,
+	ObjectLockConfigurationNotFound:   404,
 	PreconditionFailed:                412,
 	RequestTimeTooSkewed:              403,
 	RequestTimeout:                    400,
