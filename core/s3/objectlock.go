@@ -339,3 +339,34 @@ func (s *Service) SetObjectLegalHold(ctx context.Context, r Requester, bucket, k
 		return nil
 	})
 }
+
+// checkLock reports, for Check, an Object Lock on version m (what label names) that
+// the bucket b could not have given: a retention or legal hold in a bucket without
+// Object Lock, on a delete marker, or a retention of an unknown mode.
+func checkLock(label string, m *Manifest, b Bucket, bad func(string, ...any)) {
+	if m.Retention == nil && !m.LegalHold {
+		return
+	}
+	switch {
+	case b.ObjectLock == nil:
+		bad("s3: %s: an Object Lock in a bucket without Object Lock", label)
+	case m.DeleteMarker:
+		bad("s3: %s: a delete marker with an Object Lock", label)
+	case m.Retention != nil && !validMode(m.Retention.Mode):
+		bad("s3: %s: retention mode %q", label, m.Retention.Mode)
+	}
+}
+
+// checkBucketLock reports, for Check, a bucket whose Object Lock configuration is
+// invalid or whose versioning is not Enabled.
+func checkBucketLock(name string, b Bucket, bad func(string, ...any)) {
+	if b.ObjectLock == nil {
+		return
+	}
+	if err := CheckLockConfig(*b.ObjectLock); err != nil {
+		bad("s3: bucket %s: Object Lock configuration: %v", name, err)
+	}
+	if b.Versioning != VersioningEnabled {
+		bad("s3: bucket %s: Object Lock with versioning %q", name, b.Versioning)
+	}
+}

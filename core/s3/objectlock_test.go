@@ -2,6 +2,7 @@ package s3
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"strings"
 	"testing"
@@ -251,5 +252,63 @@ func TestObjectLockService(t *testing.T) {
 	}
 	if err := s.SetObjectLockConfiguration(ctx, alice, "plain", ObjectLockConfig{Mode: LockCompliance, Years: 1}); err != nil {
 		t.Fatalf("lock on a versioned bucket: %v", err)
+	}
+}
+
+// TestCheckObjectLock: Check reports a lock its bucket could not have given (a legal
+// hold in a bucket without Object Lock, an unknown retention mode) and a lock bucket
+// that is not versioned; a consistent lock bucket passes.
+func TestCheckObjectLock(t *testing.T) {
+	s, db := newTestService(t)
+	ctx := context.Background()
+	alice := mustUser(t, s, "alice")
+	acl, err := CannedACL("", Owner{ID: alice.ID, DisplayName: alice.DisplayName}, Owner{ID: alice.ID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.CreateBucketWith(ctx, alice, "locked", acl, BucketOptions{ObjectLock: true}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.PutObject(ctx, alice, "locked", "k", PutInput{Body: strings.NewReader("x"), Size: 1,
+		Lock: LockRequest{Asked: true, LegalHold: true}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Check(db, nil); err != nil {
+		t.Fatalf("a consistent lock bucket: %v", err)
+	}
+	mustBucket(t, s, alice, "plain", "")
+	m, err := s.PutObject(ctx, alice, "plain", "k", PutInput{Body: strings.NewReader("x"), Size: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	good, err := db.Get(objectKey("plain", "k"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	goodBucket, err := db.Get(bucketKey("locked"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.LegalHold = true
+	m.Retention = &Retention{Mode: "FOREVER", Until: time.Now()}
+	v, _ := json.Marshal(m)
+	if err := db.Put(objectKey("plain", "k"), v, false); err != nil {
+		t.Fatal(err)
+	}
+	b, _ := s.Bucket(ctx, "locked")
+	b.Versioning = VersioningSuspended
+	bv, _ := json.Marshal(b)
+	if err := db.Put(bucketKey("locked"), bv, false); err != nil {
+		t.Fatal(err)
+	}
+	_, err = Check(db, nil)
+	for _, want := range []string{"plain/k: an Object Lock in a bucket without Object Lock", `bucket locked: Object Lock with versioning "Suspended"`} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("Check: %v; want %q", err, want)
+		}
+	}
+	// Put the records back for the invariant check after the test.
+	if db.Put(objectKey("plain", "k"), good, false) != nil || db.Put(bucketKey("locked"), goodBucket, false) != nil {
+		t.Fatal("restoring the records")
 	}
 }
