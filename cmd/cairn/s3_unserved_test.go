@@ -29,9 +29,9 @@ func TestS3UnservedSubResources(t *testing.T) {
 	c.mkBucket(t, "unserved")
 	c.put(t, "unserved", "obj", "the body")
 	bucketOnly := []string{"accelerate", "analytics", "cors", "encryption", "intelligent-tiering", "inventory",
-		"lifecycle", "logging", "metadataTable", "metrics", "notification", "object-lock", "ownershipControls",
-		"publicAccessBlock", "replication", "requestPayment", "website"}
-	objectOnly := []string{"attributes", "legal-hold", "restore", "retention", "select", "torrent",
+		"lifecycle", "logging", "metadataTable", "metrics", "notification", "ownershipControls",
+		"publicAccessBlock", "replication", "requestPayment", "website", "legal-hold", "retention"}
+	objectOnly := []string{"attributes", "restore", "select", "torrent", "object-lock",
 		"renameObject", "location", "policy", "policyStatus", "versioning", "versions", "delete"}
 	type target struct {
 		key  string
