@@ -28,9 +28,9 @@ func TestS3UnservedSubResources(t *testing.T) {
 	c.mkBucket(t, "unserved")
 	c.put(t, "unserved", "obj", "the body")
 	bucketOnly := []string{"accelerate", "analytics", "intelligent-tiering", "inventory",
-		"logging", "metadataTable", "metrics", "notification", "object-lock", "ownershipControls",
-		"publicAccessBlock", "replication", "requestPayment", "website"}
-	objectOnly := []string{"attributes", "legal-hold", "restore", "retention", "select", "torrent",
+		"logging", "metadataTable", "metrics", "notification", "ownershipControls",
+		"publicAccessBlock", "replication", "requestPayment", "website", "legal-hold", "retention"}
+	objectOnly := []string{"attributes", "restore", "select", "torrent", "object-lock",
 		"renameObject", "location", "policy", "policyStatus", "versioning", "versions", "delete", "encryption"}
 	type target struct {
 		key  string

@@ -165,6 +165,18 @@ func (c *bucketCache) drop(name string) {
 // BucketAlreadyExists when another user does, 400 InvalidBucketName and TooManyBuckets.
 // Anonymous requesters are refused.
 func (s *Service) CreateBucket(ctx context.Context, r Requester, name string, acl ACL) (created bool, err error) {
+	return s.CreateBucketWith(ctx, r, name, acl, BucketOptions{})
+}
+
+// BucketOptions are the choices a bucket is created with that cannot be made later.
+type BucketOptions struct {
+	// ObjectLock creates the bucket with Object Lock enabled (and so versioning
+	// Enabled, for good): x-amz-bucket-object-lock-enabled: true.
+	ObjectLock bool
+}
+
+// CreateBucketWith is CreateBucket with options.
+func (s *Service) CreateBucketWith(ctx context.Context, r Requester, name string, acl ACL, opt BucketOptions) (created bool, err error) {
 	if r.Anonymous {
 		return false, errAccessDenied
 	}
@@ -193,6 +205,9 @@ func (s *Service) CreateBucket(ctx context.Context, r Requester, name string, ac
 			return errTooMany
 		}
 		b := &Bucket{Name: name, Owner: acl.Owner, Created: time.Now().UTC().Truncate(time.Millisecond), ACL: acl}
+		if opt.ObjectLock {
+			b.Versioning, b.ObjectLock = VersioningEnabled, &ObjectLockConfig{}
+		}
 		if err := putBucket(t, b); err != nil {
 			return err
 		}

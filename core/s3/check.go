@@ -174,6 +174,7 @@ func Check(db storage.Store, blobs storage.BlobStore) (CheckReport, error) {
 		if err := checkEncryption(&m); err != nil {
 			bad("s3: manifest %s/%s: %v", bucket, name, err)
 		}
+		checkLock("manifest "+bucket+"/"+name, &m, buckets[bucket], bad)
 		id, err := hex.DecodeString(m.UUID)
 		if err != nil || len(id) != 16 {
 			bad("s3: manifest %s/%s: bad chunk id %q", bucket, name, m.UUID)
@@ -186,6 +187,9 @@ func Check(db storage.Store, blobs storage.BlobStore) (CheckReport, error) {
 		checkData("manifest "+bucket+"/"+name, &m, owned, extents, bad)
 	}
 	checkVersions(tables, buckets, owned, extents, bad)
+	for name, b := range buckets {
+		checkBucketLock(name, b, bad)
+	}
 	// Chunks, in key order: per id, count and sizes.
 	sizes := map[string][]int{}
 	cit := snap.Scan([]byte{storage.TagChunk})

@@ -88,6 +88,7 @@ func checkVersions(tables map[string]map[string][]byte, buckets map[string]Bucke
 			if err := CheckObjectTags(ver.m.Tags); err != nil {
 				bad("s3: version %s: tags: %v", label, err)
 			}
+			checkLock("version "+label, &ver.m, buckets[bucket], bad)
 			if ver.m.DeleteMarker {
 				if ver.m.UUID != "" || ver.m.Size != 0 || len(ver.m.Parts) > 0 {
 					bad("s3: delete marker %s names data", label)

@@ -63,6 +63,11 @@ const (
 	// NoSuchVersion and IllegalVersioningConfiguration are versioning's (versioning.go).
 	NoSuchVersion                  = s3types.NoSuchVersion
 	IllegalVersioningConfiguration = s3types.IllegalVersioningConfiguration
+	// InvalidBucketState, NoSuchObjectLockConfiguration and
+	// ObjectLockConfigurationNotFound are Object Lock's (objectlock.go).
+	InvalidBucketState              = s3types.InvalidBucketState
+	NoSuchObjectLockConfiguration   = s3types.NoSuchObjectLockConfiguration
+	ObjectLockConfigurationNotFound = s3types.ObjectLockConfigurationNotFound
 )
 
 // Error is an error the client caused or must see: an S3 code and a message safe to send.

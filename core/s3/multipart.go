@@ -51,6 +51,10 @@ type Upload struct {
 	Parts uint64 `json:"parts,omitempty"`
 	// SSE, when set, is the encryption every part is stored with and the object gets.
 	SSE *Encryption `json:"sse,omitempty"`
+	// Retention and LegalHold are the Object Lock the object gets at completion
+	// (x-amz-object-lock-* at initiation).
+	Retention *Retention `json:"retention,omitempty"`
+	LegalHold bool       `json:"legal_hold,omitempty"`
 }
 
 // PartInfo is one uploaded part.
@@ -175,6 +179,9 @@ func (s *Service) CreateUpload(ctx context.Context, r Requester, bucket, key str
 	if err != nil {
 		return nil, err
 	}
+	if err := s.checkLockRequest(b, r, key, in.Lock); err != nil {
+		return nil, err
+	}
 	owner := Owner{ID: r.ID, DisplayName: r.DisplayName}
 	acl, err := newObjectACL(in, owner, b)
 	if err != nil {
@@ -188,7 +195,7 @@ func (s *Service) CreateUpload(ctx context.Context, r Requester, bucket, key str
 	_, _ = rand.Read(id)
 	u := &Upload{Bucket: bucket, Key: key, ID: base64.RawURLEncoding.EncodeToString(id), Owner: owner,
 		Initiated: time.Now().UTC().Truncate(time.Millisecond), ContentType: in.ContentType, Meta: in.Meta,
-		Headers: in.Headers, ACL: acl, Tags: in.Tags, SSE: enc}
+		Headers: in.Headers, ACL: acl, Tags: in.Tags, SSE: enc, Retention: in.Lock.Retention, LegalHold: in.Lock.LegalHold}
 	v, err := json.Marshal(u)
 	if err != nil {
 		return nil, wrapf(err, "encode upload")
@@ -406,7 +413,7 @@ func (s *Service) completeIn(t *txn, u *Upload, want []CompletePart, conds Write
 	invalid := Errorf(InvalidPart, "One or more of the specified parts could not be found. The part may not have been uploaded, or the specified entity tag may not match the part's entity tag.")
 	h := md5.New()
 	m := &Manifest{ChunkSize: s.cfg.ChunkSize, ContentType: u.ContentType, Meta: u.Meta, Headers: u.Headers,
-		Owner: u.Owner, ACL: u.ACL, Tags: u.Tags, SSE: u.SSE}
+		Owner: u.Owner, ACL: u.ACL, Tags: u.Tags, SSE: u.SSE, Retention: u.Retention, LegalHold: u.LegalHold}
 	used := map[int]bool{}
 	for i, w := range want {
 		p, ok := byNumber[w.Number]

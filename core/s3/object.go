@@ -48,6 +48,8 @@ type PutInput struct {
 	HasTags bool
 	// SSE is the encryption the write asks for (none: the bucket's default).
 	SSE SSERequest
+	// Lock is the Object Lock the new version asks for (x-amz-object-lock-*).
+	Lock LockRequest
 }
 
 // requestTags is what the bucket-policy tag conditions see of a new object's write.
@@ -151,6 +153,9 @@ func (s *Service) PutObject(ctx context.Context, r Requester, bucket, key string
 	if err != nil {
 		return nil, err
 	}
+	if err := s.checkLockRequest(b, r, key, in.Lock); err != nil {
+		return nil, err
+	}
 	owner := Owner{ID: r.ID, DisplayName: r.DisplayName}
 	acl, err := newObjectACL(in, owner, b)
 	if err != nil {
@@ -169,7 +174,8 @@ func (s *Service) PutObject(ctx context.Context, r Requester, bucket, key string
 		return nil, err
 	}
 	m := &Manifest{UUID: ext.ID, Size: in.Size, ChunkSize: ext.ChunkSize, Blob: ext.Blob, ETag: seal.etag(sum),
-		ContentType: in.ContentType, Meta: in.Meta, Headers: in.Headers, Owner: owner, ACL: acl, Tags: in.Tags, SSE: enc}
+		ContentType: in.ContentType, Meta: in.Meta, Headers: in.Headers, Owner: owner, ACL: acl, Tags: in.Tags, SSE: enc,
+		Retention: in.Lock.Retention, LegalHold: in.Lock.LegalHold}
 	if err := s.commit(ctx, bucket, key, m, data, in.Conditions); err != nil {
 		s.abandonExtent(ext)
 		return nil, err

@@ -29,6 +29,9 @@ type Bucket struct {
 	// Versioning is the bucket's versioning state: "" (never enabled),
 	// VersioningEnabled or VersioningSuspended (see versioning.go).
 	Versioning string `json:"versioning,omitempty"`
+	// ObjectLock, when not nil, says the bucket has Object Lock enabled (which it
+	// never loses) and gives its default retention (see objectlock.go).
+	ObjectLock *ObjectLockConfig `json:"object_lock,omitempty"`
 }
 
 // BucketInfo is one entry of a user's bucket list (defined in s3types).
@@ -78,6 +81,10 @@ type Manifest struct {
 	// DeleteMarker says this version is a delete marker: it has no data, and only
 	// the versions table holds it (see versioning.go).
 	DeleteMarker bool `json:"delete_marker,omitempty"`
+	// Retention is the version's Object Lock retention, nil when it has none.
+	Retention *Retention `json:"retention,omitempty"`
+	// LegalHold says the version is under an Object Lock legal hold.
+	LegalHold bool `json:"legal_hold,omitempty"`
 }
 
 // Extent is a run of an object's data stored under one chunk id: as chunk records of

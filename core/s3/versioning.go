@@ -179,6 +179,9 @@ func (s *Service) SetBucketVersioning(ctx context.Context, r Requester, bucket, 
 		if b.Versioning == status {
 			return errUnchanged
 		}
+		if b.ObjectLock != nil {
+			return errLockKeepsVersioning
+		}
 		b.Versioning = status
 		return nil
 	})
@@ -384,6 +387,9 @@ func (s *Service) switchVersioned(t *txn, b *Bucket, key string, m *Manifest, co
 	if err := conds.check(kv.cur); err != nil {
 		return false, err
 	}
+	if m.Retention == nil && !m.DeleteMarker {
+		m.Retention = defaultRetention(b.ObjectLock, m.LastModified)
+	}
 	if err := kv.add(m, b.Versioning == VersioningSuspended); err != nil {
 		return false, err
 	}
@@ -404,7 +410,17 @@ type DeleteResult struct {
 // versioned it deletes the object (see DeleteObject). With one, it removes that
 // version for good (s3:DeleteObjectVersion) and queues its data: the next newest
 // version becomes current when it was. Deleting what is not there is not an error.
+// In a bucket with Object Lock, a version under a legal hold or a retention in force
+// is not removed (403 AccessDenied; see DeleteObjectVersionBypassing).
 func (s *Service) DeleteObjectVersion(ctx context.Context, r Requester, bucket, key, id string) (DeleteResult, error) {
+	return s.DeleteObjectVersionBypassing(ctx, r, bucket, key, id, false)
+}
+
+// DeleteObjectVersionBypassing is DeleteObjectVersion for a request that may ask to
+// bypass GOVERNANCE retention (bypass: x-amz-bypass-governance-retention: true): a
+// version whose retention is GOVERNANCE, and that has no legal hold, is then removed
+// if the requester may bypass it (s3:BypassGovernanceRetention, the bucket owner's).
+func (s *Service) DeleteObjectVersionBypassing(ctx context.Context, r Requester, bucket, key, id string, bypass bool) (DeleteResult, error) {
 	if err := checkKey(key); err != nil {
 		return DeleteResult{}, err
 	}
@@ -447,7 +463,7 @@ func (s *Service) DeleteObjectVersion(ctx context.Context, r Requester, bucket, 
 		if id == "" {
 			res, err = kv.addMarker(r, b.Versioning == VersioningSuspended)
 		} else {
-			res, err = s.removeVersion(kv, id)
+			res, err = s.removeVersion(kv, id, mayBypass(b, r, key, bypass))
 		}
 		garbage = kv.garbage
 		return err
@@ -471,7 +487,7 @@ func (kv *keyVersions) addMarker(r Requester, suspended bool) (DeleteResult, err
 // removeVersion removes version id (client form) from the key's versions, and
 // makes the next newest current when it was the newest. An absent version is no
 // error (nothing is written).
-func (s *Service) removeVersion(kv *keyVersions, id string) (DeleteResult, error) {
+func (s *Service) removeVersion(kv *keyVersions, id string, bypass bool) (DeleteResult, error) {
 	res := DeleteResult{VersionID: id}
 	stored := id
 	if id == NullVersionID {
@@ -486,6 +502,9 @@ func (s *Service) removeVersion(kv *keyVersions, id string) (DeleteResult, error
 	}
 	m, err := kv.read(slot)
 	if err != nil || m == nil {
+		return res, err
+	}
+	if err := lockRefusal(m.Retention, m.LegalHold, time.Now(), bypass); err != nil {
 		return res, err
 	}
 	res.DeleteMarker = m.DeleteMarker

@@ -285,7 +285,7 @@ func (c *call) routeName() string {
 // bucket or object itself.
 var subResources = []string{"acl", "location", "versioning", "uploads", "uploadId", "partNumber", "policy", "policyStatus",
 	"delete", "versionId", "logging", "notification", "requestPayment", "torrent", "website", "lifecycle",
-	"cors", "tagging", "restore", "versions"}
+	"cors", "tagging", "restore", "versions", "object-lock", "retention", "legal-hold", "encryption"}
 
 // hasSubResource reports whether the query names a sub-resource.
 func (c *call) hasSubResource() bool {

@@ -48,6 +48,10 @@ func (c *call) serveBucket() {
 		c.serveBucketEncryption()
 		return
 	}
+	if c.has("object-lock") {
+		c.serveBucketObjectLock()
+		return
+	}
 	ctx := c.r.Context()
 	switch c.r.Method {
 	case http.MethodGet:
@@ -164,7 +168,12 @@ func (c *call) createBucket() {
 		c.fail(err)
 		return
 	}
-	if _, err := c.a.svc.CreateBucket(c.r.Context(), c.who, c.bucket, acl); err != nil {
+	lock, err := c.objectLockEnabled()
+	if err != nil {
+		c.fail(err)
+		return
+	}
+	if _, err := c.a.svc.CreateBucketWith(c.r.Context(), c.who, c.bucket, acl, s3.BucketOptions{ObjectLock: lock}); err != nil {
 		c.fail(err)
 		return
 	}

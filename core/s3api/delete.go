@@ -44,13 +44,14 @@ func (c *call) deleteObjects() {
 		return
 	}
 	outcomes := make([]s3xml.DeleteOutcome, 0, len(req.Objects))
+	bypass := c.bypassGovernance()
 	for _, o := range req.Objects {
 		if err := ctx.Err(); err != nil {
 			c.fail(err) // the client is gone; what was deleted stays deleted
 			return
 		}
 		out := s3xml.DeleteOutcome{Key: o.Key, VersionID: o.VersionID}
-		if res, err := c.a.svc.DeleteObjectVersion(ctx, c.who, c.bucket, o.Key, o.VersionID); err == nil {
+		if res, err := c.a.svc.DeleteObjectVersionBypassing(ctx, c.who, c.bucket, o.Key, o.VersionID, bypass); err == nil {
 			out.DeleteMarker = res.DeleteMarker
 			if res.DeleteMarker {
 				out.DeleteMarkerVersionID = res.VersionID

@@ -34,6 +34,14 @@ func (c *call) serveObject() {
 		c.serveObjectTagging()
 		return
 	}
+	if c.has("retention") {
+		c.serveObjectRetention()
+		return
+	}
+	if c.has("legal-hold") {
+		c.serveObjectLegalHold()
+		return
+	}
 	switch c.r.Method {
 	case http.MethodGet, http.MethodHead:
 		if c.has("acl") {
@@ -124,8 +132,8 @@ func (c *call) contentMD5() ([]byte, error) {
 // objectInput reads the headers that describe a new object (PUT, multipart initiate,
 // copy): Content-Type, user metadata, the stored standard headers (Content-Encoding
 // without aws-chunked), the canned ACL or the grant headers (not both: 400
-// InvalidRequest), the tags of x-amz-tagging and the encryption asked for (sseRequest).
-// Body, Size and MD5 are left to the caller.
+// InvalidRequest), the tags of x-amz-tagging, the encryption asked for (sseRequest)
+// and the Object Lock of x-amz-object-lock-*. Body, Size and MD5 are left to the caller.
 func (c *call) objectInput() (s3.PutInput, error) {
 	r := c.r
 	in := s3.PutInput{ContentType: r.Header.Get("Content-Type"), Meta: c.userMeta(), Headers: map[string]string{}}
@@ -149,6 +157,9 @@ func (c *call) objectInput() (s3.PutInput, error) {
 	}
 	in.ACL, in.Canned = spec.ACL, spec.Canned
 	if in.Tags, in.HasTags, err = c.requestTags(); err != nil {
+		return s3.PutInput{}, err
+	}
+	if in.Lock, err = c.lockHeaders(time.Now()); err != nil {
 		return s3.PutInput{}, err
 	}
 	if in.SSE, err = c.sseRequest(); err != nil {
@@ -278,6 +289,7 @@ func (c *call) getObject() {
 		c.fail(err)
 		return
 	}
+	c.setLockHeaders(m)
 	if err := checkConditions(c.r, m); err != nil {
 		if s3.IsCode(err, s3.NotModified) {
 			c.w.Header().Set("ETag", `"`+m.ETag+`"`)

@@ -22,14 +22,16 @@ var knownSubResources = []string{"accelerate", "acl", "analytics", "attributes",
 // servedSubResources are the sub-resources Cairn serves, per target, on at least one
 // method; the dispatchers answer the methods a served sub-resource does not take (405,
 // or 501 for MfaDelete in PUT ?versioning). Bucket: GET ?acl ?location ?versioning
-// ?versions ?policy ?policyStatus ?uploads ?tagging ?cors ?lifecycle ?encryption; PUT ?acl
-// ?policy ?tagging ?versioning ?cors ?lifecycle ?encryption; DELETE ?policy ?tagging ?cors
-// ?lifecycle ?encryption; POST ?delete. Object: GET ?acl ?uploadId ?tagging; PUT ?acl,
-// ?partNumber&uploadId, ?tagging; POST ?uploads, ?uploadId; DELETE ?uploadId ?tagging;
-// ?versionId on GET, HEAD, DELETE, ?acl and ?tagging.
+// ?versions ?policy ?policyStatus ?uploads ?tagging ?cors ?lifecycle ?encryption
+// ?object-lock; PUT ?acl ?policy ?tagging ?versioning ?cors ?lifecycle ?encryption
+// ?object-lock; DELETE ?policy ?tagging ?cors ?lifecycle ?encryption; POST ?delete.
+// Object: GET ?acl ?uploadId ?tagging ?retention ?legal-hold; PUT ?acl,
+// ?partNumber&uploadId, ?tagging ?retention ?legal-hold; POST ?uploads, ?uploadId;
+// DELETE ?uploadId ?tagging; ?versionId on GET, HEAD, DELETE, ?acl, ?tagging,
+// ?retention and ?legal-hold.
 var servedSubResources = map[bool][]string{
-	true:  {"acl", "location", "versioning", "policy", "policyStatus", "uploads", "delete", "tagging", "versions", "cors", "lifecycle", "encryption"}, // bucket
-	false: {"acl", "uploads", "uploadId", "partNumber", "versionId", "tagging"},                                                                       // object
+	true:  {"acl", "location", "versioning", "policy", "policyStatus", "uploads", "delete", "tagging", "versions", "cors", "lifecycle", "encryption", "object-lock"}, // bucket
+	false: {"acl", "uploads", "uploadId", "partNumber", "versionId", "tagging", "retention", "legal-hold"},                                                           // object
 }
 
 // unservedSubResource returns the first sub-resource of the request that Cairn does

@@ -127,7 +127,7 @@ func (c *call) deleteObject() {
 		c.fail(err)
 		return
 	}
-	res, err := c.a.svc.DeleteObjectVersion(c.r.Context(), c.who, c.bucket, c.key, id)
+	res, err := c.a.svc.DeleteObjectVersionBypassing(c.r.Context(), c.who, c.bucket, c.key, id, c.bypassGovernance())
 	if err != nil {
 		c.fail(err)
 		return

@@ -26,6 +26,7 @@ const (
 	InternalError                     Code = "InternalError"
 	InvalidAccessKeyID                Code = "InvalidAccessKeyId"
 	InvalidArgument                   Code = "InvalidArgument"
+	InvalidBucketState                Code = "InvalidBucketState"
 	InvalidBucketName                 Code = "InvalidBucketName"
 	InvalidDigest                     Code = "InvalidDigest"
 	InvalidPart                       Code = "InvalidPart"
@@ -48,12 +49,14 @@ const (
 	NoSuchBucketPolicy                Code = "NoSuchBucketPolicy"
 	NoSuchKey                         Code = "NoSuchKey"
 	NoSuchLifecycleConfiguration      Code = "NoSuchLifecycleConfiguration"
+	NoSuchObjectLockConfiguration     Code = "NoSuchObjectLockConfiguration"
 	NoSuchUpload                      Code = "NoSuchUpload"
 	NoSuchTagSet                      Code = "NoSuchTagSet"
 	NoSuchUser                        Code = "NoSuchUser"
 	NoSuchVersion                     Code = "NoSuchVersion"
 	NotImplemented                    Code = "NotImplemented"
 	NotModified                       Code = "NotModified"
+	ObjectLockConfigurationNotFound   Code = "ObjectLockConfigurationNotFoundError"
 	PreconditionFailed                Code = "PreconditionFailed"
 	RequestTimeTooSkewed              Code = "RequestTimeTooSkewed"
 	RequestTimeout                    Code = "RequestTimeout"
@@ -95,6 +98,7 @@ var statusOf = map[Code]int{
 	InternalError:                     500,
 	InvalidAccessKeyID:                403,
 	InvalidArgument:                   400,
+	InvalidBucketState:                409,
 	InvalidBucketName:                 400,
 	InvalidDigest:                     400,
 	InvalidPart:                       400,
@@ -117,6 +121,7 @@ var statusOf = map[Code]int{
 	NoSuchBucketPolicy:                404,
 	NoSuchKey:                         404,
 	NoSuchLifecycleConfiguration:      404,
+	NoSuchObjectLockConfiguration:     404,
 	NoSuchUpload:                      404,
 	NoSuchTagSet:                      404,
 	NoSuchUser:                        404,
@@ -124,6 +129,7 @@ var statusOf = map[Code]int{
 	IllegalVersioningConfiguration:    400,
 	NotImplemented:                    501,
 	NotModified:                       304,
+	ObjectLockConfigurationNotFound:   404,
 	PreconditionFailed:                412,
 	RequestTimeTooSkewed:              403,
 	RequestTimeout:                    400,

@@ -5,6 +5,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/cairnkv/cairn/core/s3/s3types"
 )
@@ -183,6 +184,38 @@ func FuzzParseLifecycle(f *testing.F) {
 		}
 		if out2 := MarshalLifecycle(again); !bytes.Equal(out, out2) {
 			t.Fatalf("renders differently after a round trip:\n%s\n%s", out, out2)
+		}
+	})
+}
+
+// FuzzParseObjectLock: the three Object Lock parsers never panic, answer only S3
+// errors, and what they accept renders back to the same value.
+func FuzzParseObjectLock(f *testing.F) {
+	f.Add(string(MarshalObjectLockConfiguration(s3types.ObjectLockConfig{Mode: "GOVERNANCE", Days: 1})))
+	f.Add(string(MarshalRetention(s3types.Retention{Mode: "COMPLIANCE", Until: time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)})))
+	f.Add(string(MarshalLegalHold(true)))
+	f.Add(`<Retention/>`)
+	f.Fuzz(func(t *testing.T, body string) {
+		if c, err := ParseObjectLockConfiguration([]byte(body)); err == nil {
+			if again, err := ParseObjectLockConfiguration(MarshalObjectLockConfiguration(c)); err != nil || (c.Mode != "" && again != c) {
+				t.Fatalf("%+v renders back as %+v, %v", c, again, err)
+			}
+		} else if s3types.AsError(err) == nil {
+			t.Fatalf("lock configuration: not an S3 error: %v", err)
+		}
+		if r, err := ParseRetention([]byte(body)); err == nil && r != nil {
+			if again, err := ParseRetention(MarshalRetention(*r)); err != nil || !again.Until.Equal(r.Until.Truncate(time.Millisecond)) || again.Mode != r.Mode {
+				t.Fatalf("%+v renders back as %+v, %v", r, again, err)
+			}
+		} else if err != nil && s3types.AsError(err) == nil {
+			t.Fatalf("retention: not an S3 error: %v", err)
+		}
+		if on, err := ParseLegalHold([]byte(body)); err == nil {
+			if again, err := ParseLegalHold(MarshalLegalHold(on)); err != nil || again != on {
+				t.Fatalf("legal hold %v renders back as %v, %v", on, again, err)
+			}
+		} else if s3types.AsError(err) == nil {
+			t.Fatalf("legal hold: not an S3 error: %v", err)
 		}
 	})
 }

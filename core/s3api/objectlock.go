@@ -1,0 +1,188 @@
+package s3api
+
+import (
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/cairnkv/cairn/core/s3"
+	"github.com/cairnkv/cairn/core/s3api/s3xml"
+)
+
+// lockHeaders reads the Object Lock a write asks for: x-amz-object-lock-mode and
+// x-amz-object-lock-retain-until-date (both or neither) and
+// x-amz-object-lock-legal-hold (ON or OFF), with AWS's 400 InvalidArgument answers for
+// what is malformed. Whether the bucket takes them is the service's to say.
+func (c *call) lockHeaders(now time.Time) (s3.LockRequest, error) {
+	var lr s3.LockRequest
+	mode, hasMode := c.headerPresent("Object-Lock-Mode")
+	until, hasUntil := c.headerPresent("Object-Lock-Retain-Until-Date")
+	hold, hasHold := c.headerPresent("Object-Lock-Legal-Hold")
+	lr.Asked = hasMode || hasUntil || hasHold
+	if hasMode != hasUntil {
+		return lr, s3.Errorf(s3.InvalidArgument, "x-amz-object-lock-retain-until-date and x-amz-object-lock-mode must both be supplied")
+	}
+	if hasMode {
+		mode = strings.TrimSpace(mode)
+		if mode != s3.LockGovernance && mode != s3.LockCompliance {
+			return lr, s3.Errorf(s3.InvalidArgument, "Unknown wormMode directive.")
+		}
+		t, err := s3xml.ParseLockDate(until)
+		if err != nil {
+			return lr, s3.Errorf(s3.InvalidArgument, "The retain until date must be provided in ISO 8601 format")
+		}
+		r := s3.Retention{Mode: mode, Until: t}
+		if err := s3.CheckRetention(r, now); err != nil {
+			return lr, err
+		}
+		lr.Retention = &r
+	}
+	if hasHold {
+		switch strings.TrimSpace(hold) {
+		case "ON":
+			lr.LegalHold = true
+		case "OFF":
+		default:
+			return lr, s3.Errorf(s3.InvalidArgument, "Legal Hold must be either of 'ON' or 'OFF'")
+		}
+	}
+	return lr, nil
+}
+
+// bypassGovernance reports whether the request asks to bypass GOVERNANCE retention
+// (x-amz-bypass-governance-retention: true); whether it may is the service's to say.
+func (c *call) bypassGovernance() bool {
+	v, _ := c.headerPresent("Bypass-Governance-Retention")
+	return strings.EqualFold(strings.TrimSpace(v), "true")
+}
+
+// serveBucketObjectLock answers GET and PUT /{bucket}?object-lock; other methods are
+// 405.
+func (c *call) serveBucketObjectLock() {
+	ctx := c.r.Context()
+	switch c.r.Method {
+	case http.MethodGet:
+		cfg, err := c.a.svc.ObjectLockConfiguration(ctx, c.who, c.bucket)
+		if err != nil {
+			c.fail(err)
+			return
+		}
+		c.writeXML(s3xml.MarshalObjectLockConfiguration(cfg))
+	case http.MethodPut:
+		body, err := c.readCheckedBody(s3xml.MaxObjectLockBody)
+		if err == nil {
+			var cfg s3.ObjectLockConfig
+			if cfg, err = s3xml.ParseObjectLockConfiguration(body); err == nil {
+				err = c.a.svc.SetObjectLockConfiguration(ctx, c.who, c.bucket, cfg)
+			}
+		}
+		if err != nil {
+			c.fail(err)
+			return
+		}
+		c.ok()
+	default:
+		c.methodNotAllowed()
+	}
+}
+
+// serveObjectRetention answers GET and PUT /{bucket}/{key}?retention (with
+// ?versionId); other methods are 405.
+func (c *call) serveObjectRetention() {
+	ctx := c.r.Context()
+	id, err := c.versionID()
+	if err != nil {
+		c.fail(err)
+		return
+	}
+	switch c.r.Method {
+	case http.MethodGet:
+		r, err := c.a.svc.ObjectRetention(ctx, c.who, c.bucket, c.key, id)
+		if err != nil {
+			c.fail(err)
+			return
+		}
+		c.writeXML(s3xml.MarshalRetention(r))
+	case http.MethodPut:
+		body, err := c.readCheckedBody(s3xml.MaxObjectLockBody)
+		if err == nil {
+			var r *s3.Retention
+			if r, err = s3xml.ParseRetention(body); err == nil {
+				err = c.a.svc.SetObjectRetention(ctx, c.who, c.bucket, c.key, id, r, c.bypassGovernance())
+			}
+		}
+		if err != nil {
+			c.fail(err)
+			return
+		}
+		c.ok()
+	default:
+		c.methodNotAllowed()
+	}
+}
+
+// serveObjectLegalHold answers GET and PUT /{bucket}/{key}?legal-hold (with
+// ?versionId); other methods are 405.
+func (c *call) serveObjectLegalHold() {
+	ctx := c.r.Context()
+	id, err := c.versionID()
+	if err != nil {
+		c.fail(err)
+		return
+	}
+	switch c.r.Method {
+	case http.MethodGet:
+		on, err := c.a.svc.ObjectLegalHold(ctx, c.who, c.bucket, c.key, id)
+		if err != nil {
+			c.fail(err)
+			return
+		}
+		c.writeXML(s3xml.MarshalLegalHold(on))
+	case http.MethodPut:
+		body, err := c.readCheckedBody(s3xml.MaxObjectLockBody)
+		if err == nil {
+			var on bool
+			if on, err = s3xml.ParseLegalHold(body); err == nil {
+				err = c.a.svc.SetObjectLegalHold(ctx, c.who, c.bucket, c.key, id, on)
+			}
+		}
+		if err != nil {
+			c.fail(err)
+			return
+		}
+		c.ok()
+	default:
+		c.methodNotAllowed()
+	}
+}
+
+// setLockHeaders sets, on a GET or HEAD of version m, its Object Lock:
+// x-amz-object-lock-mode and -retain-until-date when it has a retention, and
+// x-amz-object-lock-legal-hold when it is under a hold (as AWS, only what is set).
+func (c *call) setLockHeaders(m *s3.Manifest) {
+	h := c.w.Header()
+	if m.Retention != nil {
+		h[c.names.prefix+"object-lock-mode"] = []string{m.Retention.Mode}
+		h[c.names.prefix+"object-lock-retain-until-date"] = []string{s3xml.FormatLockDate(m.Retention.Until)}
+	}
+	if m.LegalHold {
+		h[c.names.prefix+"object-lock-legal-hold"] = []string{"ON"}
+	}
+}
+
+// objectLockEnabled reads CreateBucket's x-amz-bucket-object-lock-enabled: "true"
+// (any case) asks for Object Lock; "false" or absent does not; anything else is 400
+// InvalidArgument.
+func (c *call) objectLockEnabled() (bool, error) {
+	v, ok := c.headerPresent("Bucket-Object-Lock-Enabled")
+	if !ok {
+		return false, nil
+	}
+	switch strings.ToLower(strings.TrimSpace(v)) {
+	case "true":
+		return true, nil
+	case "false", "":
+		return false, nil
+	}
+	return false, s3.Errorf(s3.InvalidArgument, "x-amz-bucket-object-lock-enabled must be true or false")
+}
