@@ -343,7 +343,7 @@ type listedVersion struct {
 // add lists the version whose record is v.
 func (l *versionLister) add(key string, v []byte, latest bool) error {
 	m := new(listedVersion)
-	if err := json.Unmarshal(v, m); err != nil {
+	if err := decodeListed(v, m); err != nil {
 		return wrapf(err, "decode version %s/%s", l.bucket, key)
 	}
 	e := VersionInfo{Key: key, VersionID: externalID(m.VersionID), IsLatest: latest, DeleteMarker: m.DeleteMarker,
