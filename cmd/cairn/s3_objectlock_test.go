@@ -1,6 +1,13 @@
 package main
 
-import "testing"
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/minio/minio-go/v7"
+)
 
 // TestS3ObjectLockBoto3: S3 Object Lock through unmodified boto3
 // (testdata/boto3/objectlock.py): lock buckets, default and explicit retention, legal
@@ -8,4 +15,63 @@ import "testing"
 func TestS3ObjectLockBoto3(t *testing.T) {
 	t.Parallel()
 	runBoto3OnNewServer(t, "objectlock.py", "boto3-lock", "PASS boto3 object lock")
+}
+
+// TestS3ObjectLockMinio: Object Lock through unmodified minio-go (V2 path style and V4
+// host style): a bucket made with ObjectLocking, the default rule, a GOVERNANCE
+// retention and a legal hold set on a put, read back by version, a removal refused
+// then allowed with GovernanceBypass once the hold is lifted.
+func TestS3ObjectLockMinio(t *testing.T) {
+	t.Parallel()
+	s := startDefaultS3Server(t)
+	u := s3CreateUser(t, s, "minio-lock@example.com", "Minio Lock")
+	ctx := context.Background()
+	for _, combo := range []minioCombo{{"v2-path", false, false}, {"v4-host", true, true}} {
+		t.Run(combo.name, func(t *testing.T) {
+			mc := newMinio(t, s, u.cred(), combo)
+			b := "minio-lock-" + combo.name
+			if err := mc.MakeBucket(ctx, b, minio.MakeBucketOptions{ObjectLocking: true}); err != nil {
+				t.Fatal(err)
+			}
+			mode, days, unit := minio.Compliance, uint(2), minio.Days
+			if err := mc.SetObjectLockConfig(ctx, b, &mode, &days, &unit); err != nil {
+				t.Fatal(err)
+			}
+			enabled, gotMode, gotDays, gotUnit, err := mc.GetObjectLockConfig(ctx, b)
+			if err != nil || enabled != "Enabled" || gotMode == nil || *gotMode != minio.Compliance || *gotDays != 2 || *gotUnit != minio.Days {
+				t.Fatalf("lock config: %q %v %v %v %v", enabled, gotMode, gotDays, gotUnit, err)
+			}
+			if err := mc.SetObjectLockConfig(ctx, b, nil, nil, nil); err != nil {
+				t.Fatalf("clearing the default rule: %v", err)
+			}
+			until := time.Now().Add(time.Hour).UTC().Truncate(time.Second)
+			info, err := mc.PutObject(ctx, b, "k", strings.NewReader("locked"), 6, minio.PutObjectOptions{
+				Mode: minio.Governance, RetainUntilDate: until, LegalHold: minio.LegalHoldEnabled})
+			if err != nil || info.VersionID == "" {
+				t.Fatalf("put: %+v %v", info, err)
+			}
+			m, ru, err := mc.GetObjectRetention(ctx, b, "k", info.VersionID)
+			if err != nil || m == nil || *m != minio.Governance || !ru.Equal(until) {
+				t.Fatalf("retention: %v %v %v", m, ru, err)
+			}
+			hold, err := mc.GetObjectLegalHold(ctx, b, "k", minio.GetObjectLegalHoldOptions{VersionID: info.VersionID})
+			if err != nil || hold == nil || *hold != minio.LegalHoldEnabled {
+				t.Fatalf("legal hold: %v %v", hold, err)
+			}
+			rm := minio.RemoveObjectOptions{VersionID: info.VersionID, GovernanceBypass: true}
+			if er := minio.ToErrorResponse(mc.RemoveObject(ctx, b, "k", rm)); er.Code != "AccessDenied" {
+				t.Fatalf("removing a held version: %+v", er)
+			}
+			off := minio.LegalHoldDisabled
+			if err := mc.PutObjectLegalHold(ctx, b, "k", minio.PutObjectLegalHoldOptions{VersionID: info.VersionID, Status: &off}); err != nil {
+				t.Fatal(err)
+			}
+			if er := minio.ToErrorResponse(mc.RemoveObject(ctx, b, "k", minio.RemoveObjectOptions{VersionID: info.VersionID})); er.Code != "AccessDenied" {
+				t.Fatalf("removing a governance version without the bypass: %+v", er)
+			}
+			if err := mc.RemoveObject(ctx, b, "k", rm); err != nil {
+				t.Fatalf("removing with the governance bypass: %v", err)
+			}
+		})
+	}
 }

@@ -3,6 +3,7 @@ package s3
 import (
 	"context"
 	"encoding/hex"
+	"encoding/json"
 	"sync"
 	"time"
 
@@ -202,14 +203,27 @@ func (c *collector) collectOne(id []byte) error {
 	return wrapf(storage.Delete(c.ctx, db, garbageKey(id), false), "collect")
 }
 
-// recoverWrites turns every "w" record (a write a crash interrupted: nothing writes
-// before New returns) into a "g" record. It returns how many it found.
+// staleWriteAge is how old a record of a write in progress must be for any node of a
+// cluster to take it for interrupted: far longer than a write may last (the S3
+// listener's timeouts end a stalled upload within minutes), so that the writes of a
+// node that crashed and never came back are collected too.
+const staleWriteAge = 24 * time.Hour
+
+// recoverWrites turns every "w" record of a write a crash interrupted into a "g"
+// record, and returns how many it found. Standalone that is every "w" record (nothing
+// writes before New returns). In a cluster the records are shared and the other nodes
+// are writing while this one starts: only this node's own (Config.Node) and those
+// older than staleWriteAge are interrupted — taking another node's live write would
+// collect the data of a PUT about to be acknowledged.
 func (s *Service) recoverWrites() (int, error) {
 	it := s.db.IteratePrefix(storage.KeyString(storage.TagS3, "w"))
 	b := new(storage.Batch)
 	for it.Next() {
 		_, comps, err := storage.DecodeKey(it.Key())
 		if err != nil || len(comps) != 2 {
+			continue
+		}
+		if s.owner != nil && !s.interruptedHere(it.Value(), time.Now()) {
 			continue
 		}
 		b.Delete(append([]byte(nil), it.Key()...))
@@ -225,6 +239,18 @@ func (s *Service) recoverWrites() (int, error) {
 		return 0, nil
 	}
 	return n, wrapf(s.db.Commit(context.Background(), b, true), "recover writes")
+}
+
+// interruptedHere reports whether the "w" record v is, in a cluster, this node's
+// write (so its start means the write died) or older than staleWriteAge. A record
+// that does not decode is taken as interrupted only once stale by no measure (never:
+// it is left for `cairn check` to report).
+func (s *Service) interruptedHere(v []byte, now time.Time) bool {
+	var rec writeRecord
+	if json.Unmarshal(v, &rec) != nil {
+		return false
+	}
+	return (rec.Node != "" && rec.Node == s.cfg.Node) || now.Sub(rec.Started) > staleWriteAge
 }
 
 // Pending reports whether chunk collection has work queued or running.

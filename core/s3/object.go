@@ -62,6 +62,9 @@ type writeRecord struct {
 	Bucket  string    `json:"bucket"`
 	Key     string    `json:"key"`
 	Started time.Time `json:"started"`
+	// Node is the cluster node writing (Config.Node; "" standalone): only it may take
+	// the write for interrupted when it starts (recoverWrites).
+	Node string `json:"node,omitempty"`
 }
 
 // chunkBufs recycles chunk buffers (ChunkSize bytes).
@@ -231,6 +234,7 @@ func (s *Service) storeData(ctx context.Context, in PutInput, commit *writes, re
 	if multi {
 		// Synced: a blob or chunks must never exist without a record that owns them.
 		rec.Started = time.Now().UTC()
+		rec.Node = s.cfg.Node
 		v, _ := json.Marshal(rec)
 		if err := storage.Put(ctx, s.db, writingKey(id), v, ext.Blob); err != nil {
 			return Extent{}, nil, wrapf(err, "store data")

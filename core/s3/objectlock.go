@@ -370,3 +370,14 @@ func checkBucketLock(name string, b Bucket, bad func(string, ...any)) {
 		bad("s3: bucket %s: Object Lock with versioning %q", name, b.Versioning)
 	}
 }
+
+// LockVisibility reports whether r may see, on a GET or HEAD of bucket/key, the
+// version's retention (s3:GetObjectRetention) and its legal hold
+// (s3:GetObjectLegalHold): AWS answers the x-amz-object-lock-* headers only to those.
+func (s *Service) LockVisibility(ctx context.Context, r Requester, bucket, key string) (retention, hold bool) {
+	b, err := s.Bucket(ctx, bucket)
+	if err != nil {
+		return false, false
+	}
+	return ownerOrAllowedKey(b, r, ActionGetObjectRetention, key), ownerOrAllowedKey(b, r, ActionGetObjectLegalHold, key)
+}

@@ -103,6 +103,9 @@ type Config struct {
 	// MasterKey wraps the data keys of SSE-S3 objects; nil: SSE-S3 (and bucket
 	// default encryption) is refused as not implemented.
 	MasterKey *sse.MasterKey
+	// Node names this node in a cluster (its records of writes in progress carry it,
+	// see recoverWrites); unused standalone.
+	Node string
 }
 
 // Service is the object-storage service. It is safe for concurrent use.

@@ -157,15 +157,20 @@ func (c *call) serveObjectLegalHold() {
 }
 
 // setLockHeaders sets, on a GET or HEAD of version m, its Object Lock:
-// x-amz-object-lock-mode and -retain-until-date when it has a retention, and
-// x-amz-object-lock-legal-hold when it is under a hold (as AWS, only what is set).
+// x-amz-object-lock-mode and -retain-until-date when it has a retention and the
+// requester may read it (s3:GetObjectRetention), x-amz-object-lock-legal-hold when it
+// is under a hold and the requester may read that (s3:GetObjectLegalHold), as AWS.
 func (c *call) setLockHeaders(m *s3.Manifest) {
+	if m.Retention == nil && !m.LegalHold {
+		return
+	}
+	seeRetention, seeHold := c.a.svc.LockVisibility(c.r.Context(), c.who, c.bucket, c.key)
 	h := c.w.Header()
-	if m.Retention != nil {
+	if m.Retention != nil && seeRetention {
 		h[c.names.prefix+"object-lock-mode"] = []string{m.Retention.Mode}
 		h[c.names.prefix+"object-lock-retain-until-date"] = []string{s3xml.FormatLockDate(m.Retention.Until)}
 	}
-	if m.LegalHold {
+	if m.LegalHold && seeHold {
 		h[c.names.prefix+"object-lock-legal-hold"] = []string{"ON"}
 	}
 }

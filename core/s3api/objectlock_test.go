@@ -68,6 +68,15 @@ func TestObjectLockHTTP(t *testing.T) {
 			t.Errorf("%s lock headers: %v", m, h)
 		}
 	}
+	// Another reader (the object is public-read) does not see the lock.
+	e.must(200, mpReq{method: "PUT", path: "/lock/obj", query: "acl&versionId=" + vid, as: e.alice,
+		header: map[string]string{"x-amz-acl": "public-read"}})
+	for _, who := range []*s3.User{e.bob, nil} {
+		h := e.must(200, mpReq{method: "HEAD", path: "/lock/obj", as: who}).header
+		if h.Get("x-amz-object-lock-mode") != "" || h.Get("x-amz-object-lock-legal-hold") != "" {
+			t.Errorf("a reader without the lock permissions sees the lock: %v", h)
+		}
+	}
 	ret := mpReq{method: "GET", path: "/lock/obj", query: "retention&versionId=" + vid, as: e.alice}
 	if body := e.must(200, ret).body; !strings.Contains(body, "<Mode>COMPLIANCE</Mode>") {
 		t.Fatalf("retention: %s", body)

@@ -185,7 +185,7 @@ func (s *Server) openS3(cred Credential) error {
 	}
 	svc, err := s3.New(s.db, s3.Config{MaxObjectSize: s.cfg.S3MaxObjectSize, Region: s.cfg.S3Region, Logger: s.log, Blobs: blobs,
 		UploadTTL: s.cfg.S3UploadTTL, LifecycleInterval: s.cfg.LifecycleInterval, LifecycleDay: s.cfg.LifecycleDay,
-		MasterKey: mk})
+		MasterKey: mk, Node: s.cfg.NodeName})
 	if err != nil {
 		return fmt.Errorf("server: %w", err)
 	}

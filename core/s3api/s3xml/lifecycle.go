@@ -254,7 +254,8 @@ var dateLayouts = []string{time.RFC3339Nano, "2006-01-02T15:04:05", "2006-01-02"
 func parseDate(s string) (time.Time, bool) {
 	for _, l := range dateLayouts {
 		if t, err := time.Parse(l, s); err == nil {
-			return t.UTC(), true
+			t, err = InRange(t.UTC())
+			return t, err == nil
 		}
 	}
 	return time.Time{}, false

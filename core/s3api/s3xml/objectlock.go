@@ -2,6 +2,7 @@ package s3xml
 
 import (
 	"encoding/xml"
+	"fmt"
 	"strconv"
 	"strings"
 	"time"
@@ -134,13 +135,23 @@ func ParseRetention(body []byte) (*s3types.Retention, error) {
 
 // ParseLockDate reads a retain-until date, in a Retention body or in the
 // x-amz-object-lock-retain-until-date header: an RFC 3339 timestamp (fractional
-// seconds allowed), returned in UTC.
+// seconds allowed), returned in UTC. A date whose UTC year is past 9999 (an offset can
+// push 9999-12-31 there) is refused: it could not be stored or written back.
 func ParseLockDate(s string) (time.Time, error) {
 	t, err := time.Parse(time.RFC3339Nano, strings.TrimSpace(s))
 	if err != nil {
 		return time.Time{}, err
 	}
-	return t.UTC(), nil
+	return InRange(t.UTC())
+}
+
+// InRange returns t if its year is one ISO 8601 writes in four digits (0 to 9999),
+// else an error: the upper bound of every date a request gives.
+func InRange(t time.Time) (time.Time, error) {
+	if t.Year() < 0 || t.Year() > 9999 {
+		return time.Time{}, fmt.Errorf("s3xml: year %d out of range", t.Year())
+	}
+	return t, nil
 }
 
 // FormatLockDate writes a retain-until date as answers carry it.

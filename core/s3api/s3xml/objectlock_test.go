@@ -85,3 +85,23 @@ func TestParseRetentionAndLegalHold(t *testing.T) {
 		}
 	}
 }
+
+// TestDatesPastYear9999: a date an offset pushes past 9999 in UTC is refused (it could
+// not be stored), in a Retention body, the lock header's parser and a lifecycle Date.
+func TestDatesPastYear9999(t *testing.T) {
+	if _, err := ParseLockDate("9999-12-31T23:30:00-01:00"); err == nil {
+		t.Error("ParseLockDate took a date in year 10000")
+	}
+	if _, err := ParseLockDate("9999-12-31T22:30:00-01:00"); err != nil {
+		t.Errorf("ParseLockDate refused the last hour of 9999: %v", err)
+	}
+	body := `<Retention><Mode>GOVERNANCE</Mode><RetainUntilDate>9999-12-31T23:30:00-01:00</RetainUntilDate></Retention>`
+	if _, err := ParseRetention([]byte(body)); !s3types.IsCode(err, s3types.MalformedXML) {
+		t.Errorf("Retention in year 10000: %v", err)
+	}
+	lc := `<LifecycleConfiguration><Rule><ID>r</ID><Status>Enabled</Status><Filter/>` +
+		`<Expiration><Date>9999-12-31T23:00:00-01:00</Date></Expiration></Rule></LifecycleConfiguration>`
+	if _, err := ParseLifecycle([]byte(lc)); err == nil {
+		t.Error("a lifecycle Date in year 10000 was taken")
+	}
+}

@@ -27,6 +27,18 @@ var subResourcesV2 = setOf(
 	"encryption", "legal-hold", "retention",
 )
 
+// minioSubResourcesV2 are the query parameters minio-go (v7) signs in V2: not the ones
+// only botocore signs, "object-lock" among them, so a minio-go request naming one is
+// checked against this form too (ResourceCandidatesV2).
+var minioSubResourcesV2 = setOf(
+	"acl", "cors", "delete", "encryption", "legal-hold", "lifecycle", "location", "logging",
+	"notification", "partNumber", "policy", "replication", "requestPayment",
+	"response-cache-control", "response-content-disposition", "response-content-encoding",
+	"response-content-language", "response-content-type", "response-expires", "retention",
+	"select", "select-type", "tagging", "torrent", "uploadId", "uploads", "versionId",
+	"versioning", "versions", "website",
+)
+
 func setOf(names ...string) map[string]bool {
 	set := make(map[string]bool, len(names))
 	for _, n := range names {
@@ -118,9 +130,14 @@ func resourcePathV2(req *Request) string {
 // raw query: "" when there are none, else "?" and the sub-resources sorted by name, joined
 // by "&", each "name" when it has no value and "name=value" (value URL-decoded) otherwise.
 func SubResourceStringV2(rawQuery string) string {
+	return subResourceString(rawQuery, subResourcesV2)
+}
+
+// subResourceString is SubResourceStringV2 with the sub-resources of set.
+func subResourceString(rawQuery string, set map[string]bool) string {
 	var subs []param
 	for _, p := range parseQuery(rawQuery) {
-		if subResourcesV2[p.name] {
+		if set[p.name] {
 			subs = append(subs, p)
 		}
 	}

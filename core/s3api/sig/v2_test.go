@@ -209,6 +209,8 @@ func TestResourceCandidatesV2(t *testing.T) {
 		{Request{RawPath: "/bkt/", RawQuery: "uploads&prefix=x"}, []string{"/bkt/?uploads", "/bkt?uploads?uploads"}},
 		{Request{RawPath: "/bkt", RawQuery: "list-type=2&prefix=x"}, []string{"/bkt", "/bkt/", "/bkt?list-type=2"}},
 		{Request{RawPath: "/"}, []string{"/"}},
+		// minio-go does not sign ?object-lock; botocore does.
+		{Request{RawPath: "/bkt/", RawQuery: "object-lock="}, []string{"/bkt/?object-lock", "/bkt/", "/bkt?object-lock=?object-lock"}},
 	}
 	for _, tt := range tests {
 		got := ResourceCandidatesV2(&tt.req)

@@ -105,8 +105,11 @@ func matchV2(req *Request, keyID, secret, signature string, dateValues []string)
 // against, standard form first. For a bucket-level path-style request it adds the form with
 // a trailing slash (botocore sends /bkt?… but signs /bkt/…) and, last, the form botocore
 // 1.28–1.31 produced, the operation's own query glued to the bucket (/bkt?acl?acl).
+// When minio-go would sign other sub-resources (it leaves out "object-lock"), its form
+// comes second.
 func ResourceCandidatesV2(req *Request) []string {
 	out := []string{CanonicalResourceV2(req)}
+	out = appendNew(out, resourcePathV2(req)+subResourceString(req.RawQuery, minioSubResourcesV2))
 	bucket, ok := pathStyleBucket(req)
 	if !ok {
 		return out
