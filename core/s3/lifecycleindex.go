@@ -71,13 +71,8 @@ func indexTime(upload bool, v []byte) (time.Time, error) {
 	if upload {
 		member = initiatedMember
 	}
-	if i := bytes.Index(v, member); i >= 0 {
-		rest := v[i+len(member):]
-		if j := bytes.IndexByte(rest, '"'); j >= 0 {
-			if t, err := time.Parse(time.RFC3339Nano, string(rest[:j])); err == nil {
-				return t, nil
-			}
-		}
+	if t, ok := memberTime(v, member); ok {
+		return t, nil
 	}
 	var t recordTimes
 	if err := json.Unmarshal(v, &t); err != nil {
@@ -87,6 +82,22 @@ func indexTime(upload bool, v []byte) (time.Time, error) {
 		return t.Initiated, nil
 	}
 	return t.LastModified, nil
+}
+
+// memberTime returns the time that member (`,"name":"`) holds in the encoded record
+// v, found as indexTime explains; ok is false when it is not so found.
+func memberTime(v, member []byte) (time.Time, bool) {
+	i := bytes.Index(v, member)
+	if i < 0 {
+		return time.Time{}, false
+	}
+	rest := v[i+len(member):]
+	j := bytes.IndexByte(rest, '"')
+	if j < 0 {
+		return time.Time{}, false
+	}
+	t, err := time.Parse(time.RFC3339Nano, string(rest[:j]))
+	return t, err == nil
 }
 
 // deriveS3 is the storage.DeriveFunc of the S3 table: a manifest ("o") has its "lo"

@@ -90,16 +90,20 @@ func versionsEntry(key, v []byte) ([]byte, error) {
 		}
 		return loneEntryKey(bucket, h.Lone.At, name), nil
 	}
-	var m struct {
-		Since time.Time `json:"noncurrent_since"`
+	since, ok := memberTime(v, noncurrentMember)
+	if !ok {
+		var m struct {
+			Since time.Time `json:"noncurrent_since"`
+		}
+		if err := json.Unmarshal(v, &m); err != nil {
+			return nil, fmt.Errorf("s3: derive %q: %w", key, err)
+		}
+		since = m.Since
 	}
-	if err := json.Unmarshal(v, &m); err != nil {
-		return nil, fmt.Errorf("s3: derive %q: %w", key, err)
-	}
-	if m.Since.IsZero() {
+	if since.IsZero() {
 		return nil, nil
 	}
-	return noncurrentEntryKey(bucket, m.Since, name, comps[3]), nil
+	return noncurrentEntryKey(bucket, since, name, comps[3]), nil
 }
 
 // newestLeft returns the key's newest version that this update has not removed, and
