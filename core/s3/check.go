@@ -29,7 +29,8 @@ const maxCheckErrors = 100
 // Check verifies the S3 tables of db without changing them: users and their e-mail and
 // canonical-id entries agree, every bucket is in its owner's list and back, bucket and
 // object tags and lifecycle configurations keep their limits, the lifecycle indexes
-// agree with the manifests and uploads (checkLifecycleIndex), every manifest belongs to
+// agree with the manifests and uploads (checkLifecycleIndex) and with the versions
+// (checkVersionsIndex), every manifest belongs to
 // an existing bucket and has exactly the chunks its size needs, the versions tables
 // agree (checkVersions), and
 // every chunk belongs to a manifest or to pending work (a chunk no one owns is a leak).
@@ -256,6 +257,7 @@ func Check(db storage.Store, blobs storage.BlobStore) (CheckReport, error) {
 		}
 	}
 	checkLifecycleIndex(tables, bad)
+	checkVersionsIndex(tables, bad)
 	for name, b := range buckets {
 		if b.Lifecycle != nil {
 			if err := CheckLifecycle(b.Lifecycle); err != nil {

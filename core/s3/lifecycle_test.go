@@ -432,16 +432,7 @@ func TestLifecycleIndex(t *testing.T) {
 	ctx := context.Background()
 	s, db, alice := lifecycleFixture(t)
 	m1 := put(t, s, alice, "lcb", "a", []byte("1"))
-	count := func(table string) int {
-		t.Helper()
-		it := db.IteratePrefix(storage.KeyString(storage.TagS3, table))
-		defer it.Release()
-		n := 0
-		for it.Next() {
-			n++
-		}
-		return n
-	}
+	count := func(table string) int { return countPrefix(t, db, table) }
 	time.Sleep(2 * time.Millisecond)
 	m2 := put(t, s, alice, "lcb", "a", []byte("2"))
 	if _, err := db.Get(objectEntryKey("lcb", m1.LastModified, "a")); err == nil {

@@ -71,13 +71,8 @@ func indexTime(upload bool, v []byte) (time.Time, error) {
 	if upload {
 		member = initiatedMember
 	}
-	if i := bytes.Index(v, member); i >= 0 {
-		rest := v[i+len(member):]
-		if j := bytes.IndexByte(rest, '"'); j >= 0 {
-			if t, err := time.Parse(time.RFC3339Nano, string(rest[:j])); err == nil {
-				return t, nil
-			}
-		}
+	if t, ok := memberTime(v, member); ok {
+		return t, nil
 	}
 	var t recordTimes
 	if err := json.Unmarshal(v, &t); err != nil {
@@ -89,13 +84,30 @@ func indexTime(upload bool, v []byte) (time.Time, error) {
 	return t.LastModified, nil
 }
 
+// memberTime returns the time that member (`,"name":"`) holds in the encoded record
+// v, found as indexTime explains; ok is false when it is not so found.
+func memberTime(v, member []byte) (time.Time, bool) {
+	i := bytes.Index(v, member)
+	if i < 0 {
+		return time.Time{}, false
+	}
+	rest := v[i+len(member):]
+	j := bytes.IndexByte(rest, '"')
+	if j < 0 {
+		return time.Time{}, false
+	}
+	t, err := time.Parse(time.RFC3339Nano, string(rest[:j]))
+	return t, err == nil
+}
+
 // deriveS3 is the storage.DeriveFunc of the S3 table: a manifest ("o") has its "lo"
-// entry and an upload ("mu") its "lu" entry, moved when the record's time changes and
+// entry and an upload ("mu") its "lu" entry (a noncurrent version its "ln" entry and
+// a head its "lm" entry: versionsEntry), moved when the record's time changes and
 // removed with the record. Other S3 records derive nothing. A stored record that does
 // not decode derives nothing to remove (so that it can still be replaced or deleted);
 // a new one that does not decode fails the commit.
 func deriveS3(key, old, new []byte, out *storage.Derived) error {
-	if !bytes.HasPrefix(key, uploadTable) && !bytes.HasPrefix(key, objectTable) {
+	if !bytes.HasPrefix(key, uploadTable) && !bytes.HasPrefix(key, objectTable) && !isVersionsRecord(key) {
 		return nil
 	}
 	prev, _ := lifecycleEntry(key, old)
@@ -116,9 +128,12 @@ func deriveS3(key, old, new []byte, out *storage.Derived) error {
 }
 
 // lifecycleEntry returns the lifecycle index entry of the S3 record key holding v:
-// the "lo" entry of a manifest, the "lu" entry of an upload, nil for other records or
-// a nil v.
+// the "lo" entry of a manifest, the "lu" entry of an upload, the "ln" or "lm" entry
+// of a versions record (versionsEntry), nil for other records or a nil v.
 func lifecycleEntry(key, v []byte) ([]byte, error) {
+	if isVersionsRecord(key) {
+		return versionsEntry(key, v) // "ln" and "lm" (lifecyclenoncurrent.go)
+	}
 	upload := bytes.HasPrefix(key, uploadTable)
 	if v == nil || !upload && !bytes.HasPrefix(key, objectTable) {
 		return nil, nil
@@ -208,19 +223,27 @@ func checkLifecycleIndex(tables map[string]map[string][]byte, bad func(string, .
 			if err != nil {
 				continue // Check reports records that do not decode
 			}
-			ts := string(storage.Uint64Component(unixNano(t)))
-			want[joinKey(append([]string{parts[0], ts}, parts[1:]...)...)] = true
+			want[joinKey(append([]string{parts[0], entryStamp(t)}, parts[1:]...)...)] = true
 		}
-		for k := range tables[spec.index] {
-			if !want[k] {
-				bad("s3: lifecycle index %q has an entry %q without its record", spec.index, k)
-			}
-			delete(want, k)
+		compareIndex(spec.index, want, tables[spec.index], lvDone, bad)
+	}
+}
+
+// compareIndex adds to bad every entry of the index table have (as Check reads it)
+// that is not in want, the entries its records derive, and, when missing is set,
+// every entry of want that have lacks.
+func compareIndex(index string, want map[string]bool, have map[string][]byte, missing bool, bad func(string, ...any)) {
+	for k := range have {
+		if !want[k] {
+			bad("s3: lifecycle index %q has an entry %q without its record", index, k)
 		}
-		if lvDone {
-			for k := range want {
-				bad("s3: lifecycle index %q lacks the entry %q", spec.index, k)
-			}
+	}
+	if !missing {
+		return
+	}
+	for k := range want {
+		if _, ok := have[k]; !ok {
+			bad("s3: lifecycle index %q lacks the entry %q", index, k)
 		}
 	}
 }

@@ -30,8 +30,8 @@ const lifecycleBatch = 256
 // VersionedLifecycle is the seam of the lifecycle actions that need versions:
 // NoncurrentVersionExpiration, ExpiredObjectDeleteMarker, and an expiration in a
 // versioned bucket (which makes a delete marker instead of deleting). Cairn's buckets
-// are unversioned until versioning lands; the versioning code sets
-// Service.versionedLifecycle, and the worker then calls it once per bucket with
+// are unversioned until versioning lands; New sets Service.versionedLifecycle
+// (applyVersionedLifecycle), and the worker calls it once per bucket with
 // enabled rules each cycle, with what is left of the cycle's budget of index entries.
 // It returns how many entries it visited.
 type VersionedLifecycle func(ctx context.Context, b *Bucket, now time.Time, budget int) (int, error)
@@ -49,17 +49,22 @@ type lifecycleState struct {
 
 	expired, aborted, cycles atomic.Int64
 	lastCycle                atomic.Int64 // nanoseconds
+	// noncurrent and markers count the noncurrent versions and the lone delete
+	// markers removed (lifecyclenoncurrent.go).
+	noncurrent, markers atomic.Int64
 }
 
 // LifecycleStats returns the lifecycle worker's counters for /stats: objects expired,
-// uploads aborted, cycles run, and the last cycle's duration in milliseconds.
+// uploads aborted, noncurrent versions expired, lone delete markers removed, cycles run, and the last cycle's duration in milliseconds.
 func (s *Service) LifecycleStats() map[string]any {
 	l := &s.lc
 	return map[string]any{
-		"s3_lifecycle_objects_expired_total": l.expired.Load(),
-		"s3_lifecycle_uploads_aborted_total": l.aborted.Load(),
-		"s3_lifecycle_cycles_total":          l.cycles.Load(),
-		"s3_lifecycle_last_cycle_ms":         time.Duration(l.lastCycle.Load()).Milliseconds(),
+		"s3_lifecycle_objects_expired_total":        l.expired.Load(),
+		"s3_lifecycle_uploads_aborted_total":        l.aborted.Load(),
+		"s3_lifecycle_noncurrent_expired_total":     l.noncurrent.Load(),
+		"s3_lifecycle_delete_markers_removed_total": l.markers.Load(),
+		"s3_lifecycle_cycles_total":                 l.cycles.Load(),
+		"s3_lifecycle_last_cycle_ms":                time.Duration(l.lastCycle.Load()).Milliseconds(),
 	}
 }
 
@@ -98,6 +103,9 @@ func (w *lifecycleWorker) run() {
 	if s.owns(lifecycleVersionKey()) {
 		if err := s.backfillLifecycleIndex(w.ctx); err != nil && w.ctx.Err() == nil {
 			s.log.Warn("s3: backfill the lifecycle index", "err", err)
+		}
+		if err := s.backfillVersionsIndex(w.ctx); err != nil && w.ctx.Err() == nil {
+			s.log.Warn("s3: backfill the lifecycle index of versions", "err", err)
 		}
 	}
 	t := time.NewTicker(every)
@@ -257,13 +265,7 @@ func abortDays(r *LifecycleRule) int {
 // expireObjects expires the current objects of b that its rules make due at now,
 // visiting at most budget "lo" entries; it returns how many it visited.
 func (s *Service) expireObjects(ctx context.Context, b *Bucket, now time.Time, budget int) (int, error) {
-	cut, ok := dueCutoff(b.Lifecycle, now, s.lifecycleDay(), expirationDays(now))
-	if !ok {
-		return 0, nil
-	}
-	prefix := storage.Key(storage.TagS3, []byte("lo"), []byte(b.Name))
-	hi := storage.Key(storage.TagS3, []byte("lo"), []byte(b.Name), storage.Uint64Component(unixNano(cut)+1))
-	return s.scanDue(ctx, prefix, hi, budget, func(entry []byte, t time.Time, comps [][]byte) error {
+	return s.scanDueIndex(ctx, "lo", b, now, budget, expirationDays(now), func(entry []byte, t time.Time, comps [][]byte) error {
 		if len(comps) != 4 {
 			return nil
 		}
@@ -356,13 +358,7 @@ func (s *Service) expireVersioned(t *txn, b *Bucket, key string, due func(*Manif
 // most budget "lu" entries; it returns how many it visited.
 func (s *Service) abortUploads(ctx context.Context, b *Bucket, now time.Time, budget int) (int, error) {
 	day := s.lifecycleDay()
-	cut, ok := dueCutoff(b.Lifecycle, now, day, abortDays)
-	if !ok {
-		return 0, nil
-	}
-	prefix := storage.Key(storage.TagS3, []byte("lu"), []byte(b.Name))
-	hi := storage.Key(storage.TagS3, []byte("lu"), []byte(b.Name), storage.Uint64Component(unixNano(cut)+1))
-	return s.scanDue(ctx, prefix, hi, budget, func(entry []byte, t time.Time, comps [][]byte) error {
+	return s.scanDueIndex(ctx, "lu", b, now, budget, abortDays, func(entry []byte, t time.Time, comps [][]byte) error {
 		if len(comps) != 5 {
 			return nil
 		}
@@ -383,6 +379,20 @@ func (s *Service) abortUploads(ctx context.Context, b *Bucket, now time.Time, bu
 		}
 		return nil
 	})
+}
+
+// scanDueIndex is scanDue over b's entries of the lifecycle index table ("lo", "lu",
+// "ln", "lm") old enough for some enabled rule of b to be due at now (dueCutoff with
+// days); it visits none when no rule can be.
+func (s *Service) scanDueIndex(ctx context.Context, table string, b *Bucket, now time.Time, budget int,
+	days func(*LifecycleRule) int, handle func(entry []byte, t time.Time, comps [][]byte) error) (int, error) {
+	cut, ok := dueCutoff(b.Lifecycle, now, s.lifecycleDay(), days)
+	if !ok {
+		return 0, nil
+	}
+	prefix := storage.Key(storage.TagS3, []byte(table), []byte(b.Name))
+	hi := storage.AppendComponent(bytes.Clone(prefix), storage.Uint64Component(unixNano(cut)+1))
+	return s.scanDue(ctx, prefix, hi, budget, handle)
 }
 
 // scanDue calls handle for the index entries in [the prefix's cursor, hi), at most

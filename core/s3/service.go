@@ -221,6 +221,7 @@ func New(db storage.Store, cfg Config) (*Service, error) {
 	}
 	s.gc = startCollector(s)
 	s.unsubscribe = db.Subscribe(s.observe)
+	s.versionedLifecycle = s.applyVersionedLifecycle // lifecyclenoncurrent.go
 	s.lifecycle = startLifecycle(s)
 	return s, nil
 }

@@ -85,6 +85,10 @@ type Manifest struct {
 	Retention *Retention `json:"retention,omitempty"`
 	// LegalHold says the version is under an Object Lock legal hold.
 	LegalHold bool `json:"legal_hold,omitempty"`
+	// NoncurrentSince is when a noncurrent version stopped being current: its
+	// successor's creation (zero for the current version, and in the current record).
+	// The "ln" lifecycle index is derived from it (lifecyclenoncurrent.go).
+	NoncurrentSince time.Time `json:"noncurrent_since,omitzero"`
 }
 
 // Extent is a run of an object's data stored under one chunk id: as chunk records of

@@ -124,6 +124,9 @@ type versionHead struct {
 	// Null is the slot of the key's null version in the versions table (base64url),
 	// "" when it has none.
 	Null string `json:"null,omitempty"`
+	// Lone is set when the key's only version is a delete marker (an "expired
+	// object delete marker"): the "lm" lifecycle index is derived from it.
+	Lone *loneMarker `json:"lone,omitempty"`
 }
 
 // MarkerError is the error of a request that met a delete marker: a GET or HEAD of a
@@ -194,6 +197,8 @@ type keyVersions struct {
 	head        versionHead
 	// hasHead says the key's versions are in the versions table (head read or made).
 	hasHead bool
+	// stored says the head was read: the key may have version records.
+	stored bool
 	// cur is the current record's manifest ("o"), nil when absent.
 	cur *Manifest
 	// pendingNull is the null version moved from "o" into the table by this update,
@@ -201,6 +206,10 @@ type keyVersions struct {
 	pendingNull *Manifest
 	// garbage says a version's data was queued for collection.
 	garbage bool
+	// removed are the slots this update removed, curGone says the current version
+	// is one of them (remove).
+	removed []versionSlot
+	curGone bool
 }
 
 // loadVersions reads bucket/key's head and current record in t (both conditions of
@@ -214,7 +223,7 @@ func (s *Service) loadVersions(t *txn, bucket, key string) (*keyVersions, error)
 		if err := json.Unmarshal(v, &kv.head); err != nil {
 			return nil, wrapf(err, "decode version head %s/%s", bucket, key)
 		}
-		kv.hasHead = true
+		kv.hasHead, kv.stored = true, true
 	case !errors.Is(err, storage.ErrNotFound):
 		return nil, wrapf(err, "read version head %s/%s", bucket, key)
 	}
@@ -282,6 +291,10 @@ func (kv *keyVersions) remove(slot versionSlot, m *Manifest) {
 	} else {
 		kv.t.b.Delete(versionKey(kv.bucket, kv.key, slot))
 	}
+	kv.removed = append(kv.removed, slot)
+	if kv.cur != nil && kv.cur.VersionID == m.VersionID {
+		kv.curGone = true
+	}
 	if m.VersionID == "" {
 		kv.head.Null = ""
 	}
@@ -319,6 +332,9 @@ func (kv *keyVersions) add(m *Manifest, suspended bool) error {
 		m.VersionID = ""
 		kv.head.Null = slot.id()
 	}
+	if err := kv.demoteNewest(m); err != nil {
+		return err
+	}
 	v, err := json.Marshal(m)
 	if err != nil {
 		return wrapf(err, "encode manifest %s/%s", kv.bucket, kv.key)
@@ -341,11 +357,7 @@ func (kv *keyVersions) put(slot versionSlot, m *Manifest) error {
 	if err != nil {
 		return wrapf(err, "encode manifest %s/%s", kv.bucket, kv.key)
 	}
-	if kv.pendingNull != nil && kv.head.Null == slot.id() {
-		kv.pendingNull = m
-	} else {
-		kv.t.b.Put(versionKey(kv.bucket, kv.key, slot), v)
-	}
+	kv.writeVersion(slot, m, v)
 	if kv.cur != nil && kv.cur.VersionID == m.VersionID {
 		kv.t.b.Put(objectKey(kv.bucket, kv.key), v)
 	}
@@ -509,8 +521,11 @@ func (s *Service) removeVersion(kv *keyVersions, id string, bypass bool) (Delete
 	}
 	res.DeleteMarker = m.DeleteMarker
 	kv.remove(slot, m)
-	newest, err := s.newestVersion(kv, slot)
+	newest, more, err := s.newestVersion(kv, slot)
 	if err != nil {
+		return res, err
+	}
+	if err := kv.promote(newest, more); err != nil {
 		return res, err
 	}
 	switch {
@@ -535,8 +550,9 @@ func (s *Service) removeVersion(kv *keyVersions, id string, bypass bool) (Delete
 
 // newestVersion returns the key's newest version other than the one in slot gone
 // (nil if none): the first record of the key's versions, or the pending null version
-// when there is none (it is older than any record).
-func (s *Service) newestVersion(kv *keyVersions, gone versionSlot) (*Manifest, error) {
+// when there is none (it is older than any record); more says an older one is left
+// too.
+func (s *Service) newestVersion(kv *keyVersions, gone versionSlot) (newest *Manifest, more bool, err error) {
 	it := s.db.IteratePrefix(keyVersionsPrefix(kv.bucket, kv.key))
 	defer it.Release()
 	skip := versionKey(kv.bucket, kv.key, gone)
@@ -544,14 +560,19 @@ func (s *Service) newestVersion(kv *keyVersions, gone versionSlot) (*Manifest, e
 		if string(it.Key()) == string(skip) {
 			continue
 		}
-		m := new(Manifest)
-		if err := json.Unmarshal(it.Value(), m); err != nil {
-			return nil, wrapf(err, "decode version %s/%s", kv.bucket, kv.key)
+		if newest != nil {
+			return newest, true, nil
 		}
-		return m, nil
+		newest = new(Manifest)
+		if err := json.Unmarshal(it.Value(), newest); err != nil {
+			return nil, false, wrapf(err, "decode version %s/%s", kv.bucket, kv.key)
+		}
 	}
 	if err := it.Err(); err != nil {
-		return nil, wrapf(err, "read versions %s/%s", kv.bucket, kv.key)
+		return nil, false, wrapf(err, "read versions %s/%s", kv.bucket, kv.key)
 	}
-	return kv.pendingNull, nil
+	if newest == nil {
+		return kv.pendingNull, false, nil
+	}
+	return newest, kv.pendingNull != nil, nil
 }

@@ -41,8 +41,10 @@ def error_of(call, what, **kw):
     check(False, what + ": an error was expected")
 
 
-def main():
-    s3 = boto3.client(
+def client():
+    """A boto3 S3 client of the server and user the environment names (path style, no
+    retries)."""
+    return boto3.client(
         "s3",
         endpoint_url=os.environ["CAIRN_S3_ENDPOINT"],
         aws_access_key_id=os.environ["CAIRN_S3_KEY"],
@@ -50,6 +52,10 @@ def main():
         region_name="us-east-1",
         config=Config(s3={"addressing_style": "path"}, retries={"max_attempts": 1, "mode": "standard"}),
     )
+
+
+def main():
+    s3 = client()
     b = os.environ["CAIRN_S3_BUCKET"]
     ids(s3.create_bucket(Bucket=b), "create_bucket")
 
