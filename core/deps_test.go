@@ -17,8 +17,9 @@ const mod = "github.com/cairnkv/cairn"
 // strictly lower layer. Every core package is in exactly one layer, so a new package
 // is placed here on purpose.
 var layers = [][]string{
-	// Domain types and leaf helpers: the standard library only.
-	{"core", "core/jsonstr", "core/vclock", "core/stats", "core/datatype"},
+	// Domain types and leaf helpers: the standard library only (core/s3/sse: the
+	// segment format and key wrapping of encrypted S3 data).
+	{"core", "core/jsonstr", "core/vclock", "core/stats", "core/datatype", "core/s3/sse"},
 	// The shared vocabularies of index queries and S3 (types, codes, errors).
 	{"core/index/query", "core/s3/s3types"},
 	// The wire packages and HTTP plumbing: pure translation, below storage.
