@@ -32,8 +32,8 @@ const maxCheckErrors = 100
 // agree with the manifests and uploads (checkLifecycleIndex) and with the versions
 // (checkVersionsIndex), every manifest belongs to
 // an existing bucket and has exactly the chunks its size needs, the versions tables
-// agree (checkVersions), and
-// every chunk belongs to a manifest or to pending work (a chunk no one owns is a leak).
+// agree (checkVersions), no listed data is queued for collection or still being
+// written (checkQueuedListed), and every chunk belongs to a manifest or to pending work (a chunk no one owns is a leak).
 // It finds every problem: the error joins the first maxCheckErrors, and the report
 // counts them all.
 //
@@ -139,6 +139,7 @@ func Check(db storage.Store, blobs storage.BlobStore) (CheckReport, error) {
 		uploads[u.ID] = true
 	}
 	extents := map[string]Extent{} // chunk id → the extent that names it
+	partIDs := map[string]bool{}   // chunk ids of upload parts
 	for k, v := range tables["mp"] {
 		id, _ := two(k)
 		if !uploads[id] {
@@ -156,6 +157,7 @@ func Check(db storage.Store, blobs storage.BlobStore) (CheckReport, error) {
 		}
 		owned[string(raw)] = true
 		extents[string(raw)] = p.Extent
+		partIDs[string(raw)] = true
 	}
 	manifests := map[string]Manifest{}
 	for k, v := range tables["o"] {
@@ -188,6 +190,7 @@ func Check(db storage.Store, blobs storage.BlobStore) (CheckReport, error) {
 		checkData("manifest "+bucket+"/"+name, &m, owned, extents, bad)
 	}
 	checkVersions(tables, buckets, owned, extents, bad)
+	checkQueuedListed(tables, extents, partIDs, bad)
 	for name, b := range buckets {
 		checkBucketLock(name, b, bad)
 	}

@@ -1,8 +1,10 @@
 package s3
 
 import (
+	"bytes"
 	"encoding/hex"
 	"encoding/json"
+	"reflect"
 	"slices"
 	"strings"
 )
@@ -14,13 +16,15 @@ import (
 // newest version and shares its data); a delete marker has no data; every key with
 // version records has a head whose sequence number is at least every slot's, and no
 // head is without records; the current record exists exactly when the newest version
-// is not a delete marker, and is that version. Data of the versions is marked owned
+// is not a delete marker, and is that version, byte for byte (or decoded, field for
+// field: an ACL, tag or lock change rewrites both records). Data of the versions is marked owned
 // and added to extents, so that Check verifies its chunks and blobs.
 func checkVersions(tables map[string]map[string][]byte, buckets map[string]Bucket, owned map[string]bool,
 	extents map[string]Extent, bad func(string, ...any)) {
 	type version struct {
 		slot versionSlot
 		m    Manifest
+		raw  []byte
 	}
 	byKey := map[string][]version{} // joinKey(bucket, key) → versions
 	for k, v := range tables["v"] {
@@ -30,7 +34,7 @@ func checkVersions(tables map[string]map[string][]byte, buckets map[string]Bucke
 			continue
 		}
 		bucket, name := parts[0], parts[1]
-		var ver version
+		ver := version{raw: v}
 		copy(ver.slot[:], parts[2])
 		if err := json.Unmarshal(v, &ver.m); err != nil {
 			bad("s3: version %s/%s %s does not decode: %v", bucket, name, ver.slot.id(), err)
@@ -70,6 +74,8 @@ func checkVersions(tables map[string]map[string][]byte, buckets map[string]Bucke
 			bad("s3: %s/%s: the newest version is a delete marker and a current record exists", bucket, name)
 		case !newest.DeleteMarker && (cur == nil || cur.VersionID != newest.VersionID || cur.UUID != newest.UUID):
 			bad("s3: %s/%s: the current record is not the newest version %s", bucket, name, externalID(newest.VersionID))
+		case !newest.DeleteMarker && !sameRecord(tables["o"][k], vs[0].raw, cur, &newest):
+			bad("s3: %s/%s: the current record differs from its version record %s", bucket, name, externalID(newest.VersionID))
 		}
 		for i, ver := range vs {
 			label := bucket + "/" + name + " " + ver.slot.id()
@@ -123,5 +129,27 @@ func checkData(label string, m *Manifest, owned map[string]bool, extents map[str
 	}
 	if total != m.Size {
 		bad("s3: %s: parts of %d bytes, size %d", label, total, m.Size)
+	}
+}
+
+// sameRecord reports whether the current record (raw cur, decoded curM) holds the
+// same manifest as the version record (raw ver, decoded verM): the same bytes, or,
+// should an encoder have written them differently, equal once decoded.
+func sameRecord(cur, ver []byte, curM, verM *Manifest) bool {
+	return bytes.Equal(cur, ver) || reflect.DeepEqual(curM, verM)
+}
+
+// checkQueuedListed reports data that a manifest ("o" or "v" record) names and that a
+// write in progress ("w") or the collector ("g") also owns: data queued for
+// collection while still listed would be lost. extents holds the data manifests and
+// upload parts name, partIDs the parts' (an upload's, not a listed object's).
+func checkQueuedListed(tables map[string]map[string][]byte, extents map[string]Extent, partIDs map[string]bool, bad func(string, ...any)) {
+	for _, t := range []string{"w", "g"} {
+		for k := range tables[t] {
+			id := splitKey(k)[0]
+			if _, ok := extents[id]; ok && !partIDs[id] {
+				bad("s3: data %s queued while still listed (a %q record names it)", hex.EncodeToString([]byte(id)), t)
+			}
+		}
 	}
 }

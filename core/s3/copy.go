@@ -39,7 +39,7 @@ func (s *Service) CopyObject(ctx context.Context, r Requester, srcBucket, srcKey
 	}
 	src, err := s.openObject(ctx, r, srcBucket, srcKey, ci.SourceVersionID, PermRead)
 	if err != nil {
-		return nil, err
+		return nil, copySourceError(err)
 	}
 	defer src.Close()
 	if err := src.Unseal(ci.SourceKey); err != nil {

@@ -95,6 +95,9 @@ const MaxCompletedUploadTTL = time.Hour
 // past their time: their number is bounded by the completions of that period.
 type completedUpload struct {
 	ETag string `json:"etag"`
+	// VersionID is the version the completion made (stored form: "" is the null
+	// version, and what records written before versioning hold).
+	VersionID string `json:"version,omitempty"`
 	// Parts is the fingerprint of the completion's part list (partsFingerprint).
 	Parts string    `json:"parts"`
 	At    time.Time `json:"at"`
@@ -114,8 +117,8 @@ func partsFingerprint(want []CompletePart) string {
 func (s *Service) completedTTL() time.Duration { return min(s.cfg.UploadTTL, MaxCompletedUploadTTL) }
 
 // completedAnswer answers a completion of an upload that no longer exists: the
-// object's ETag when the upload was completed within completedTTL with the same parts,
-// NoSuchUpload otherwise.
+// object's ETag and version id when the upload was completed within completedTTL with
+// the same parts, NoSuchUpload otherwise.
 func (s *Service) completedAnswer(bucket, key, uploadID string, want []CompletePart) (*Manifest, error) {
 	v, err := s.db.Get(completedKey(bucket, key, uploadID))
 	if errors.Is(err, storage.ErrNotFound) {
@@ -131,7 +134,7 @@ func (s *Service) completedAnswer(bucket, key, uploadID string, want []CompleteP
 	if time.Since(c.At) > s.completedTTL() || c.Parts != partsFingerprint(want) {
 		return nil, errNoSuchUpload
 	}
-	return &Manifest{ETag: c.ETag}, nil
+	return &Manifest{ETag: c.ETag, VersionID: c.VersionID}, nil
 }
 
 // expireCompleted deletes the completion records made before cutoff (and any that do
@@ -442,12 +445,7 @@ func (s *Service) completeIn(t *txn, u *Upload, want []CompletePart, conds Write
 	_, _ = rand.Read(id)
 	m.UUID = hex.EncodeToString(id)
 	m.LastModified = time.Now().UTC().Truncate(time.Millisecond)
-	done, err := json.Marshal(completedUpload{ETag: m.ETag, Parts: partsFingerprint(want), At: time.Now().UTC()})
-	if err != nil {
-		return nil, wrapf(err, "encode completed upload")
-	}
 	t.b.Delete(uploadKey(u.Bucket, u.Key, u.ID))
-	t.b.Put(completedKey(u.Bucket, u.Key, u.ID), done)
 	for _, p := range have {
 		t.b.Delete(partKey(u.ID, p.Number))
 		if !used[p.Number] || p.Extent.Size == 0 {
@@ -457,6 +455,12 @@ func (s *Service) completeIn(t *txn, u *Upload, want []CompletePart, conds Write
 	if _, err := s.switchManifest(t, u.Bucket, u.Key, m, conds); err != nil {
 		return nil, err
 	}
+	// After the switch, which gives the version id a retried completion answers too.
+	done, err := json.Marshal(completedUpload{ETag: m.ETag, VersionID: m.VersionID, Parts: partsFingerprint(want), At: time.Now().UTC()})
+	if err != nil {
+		return nil, wrapf(err, "encode completed upload")
+	}
+	t.b.Put(completedKey(u.Bucket, u.Key, u.ID), done)
 	return m, nil
 }
 

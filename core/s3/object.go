@@ -503,13 +503,22 @@ func (s *Service) readable(ctx context.Context, get getter, r Requester, bucket,
 }
 
 // hideMissing returns err, the error of reading a key's manifest, as r may see it:
-// NoSuchKey becomes AccessDenied unless r may list bucket b (its policy's
-// s3:ListBucket, else READ in its ACL).
+// what tells whether the key or a version of it exists (NoSuchKey, NoSuchVersion, a
+// delete marker's MarkerError) becomes AccessDenied unless r may list bucket b (its
+// policy's s3:ListBucket, else READ in its ACL), so that keys and versions cannot be
+// probed for.
 func (s *Service) hideMissing(b *Bucket, r Requester, err error) error {
-	if IsCode(err, NoSuchKey) && !s.allowed(b, nil, r, ActionListBucket, "", PermRead) {
+	if tellsExistence(err) && !s.allowed(b, nil, r, ActionListBucket, "", PermRead) {
 		return errAccessDenied
 	}
 	return err
+}
+
+// tellsExistence reports whether err, a read's error, says whether a key or version
+// exists.
+func tellsExistence(err error) bool {
+	var marker *MarkerError
+	return IsCode(err, NoSuchKey) || IsCode(err, NoSuchVersion) || errors.As(err, &marker)
 }
 
 // StatObject returns the object's manifest (READ on the object).
@@ -528,6 +537,8 @@ type Object struct {
 	pinned   []string
 	// key opens the data of an encrypted object (set by Unseal).
 	key *dataKey
+	// bucket and objectKey name the object (see IsCurrent).
+	bucket, objectKey string
 }
 
 // OpenObject opens the object for reading (READ on the object). The caller must Close it.
@@ -570,7 +581,7 @@ func (s *Service) tryOpen(ctx context.Context, r Requester, bucket, key, id stri
 	if testHookOpened != nil {
 		testHookOpened()
 	}
-	o := &Object{Manifest: m, s: s, snap: snap, extents: m.Extents()}
+	o := &Object{Manifest: m, s: s, snap: snap, extents: m.Extents(), bucket: bucket, objectKey: key}
 	var blobs []string
 	for _, e := range o.extents {
 		if e.Blob {
@@ -753,23 +764,6 @@ func (s *Service) DeleteObject(ctx context.Context, r Requester, bucket, key str
 	return err
 }
 
-// deleteUnversioned deletes bucket/key of a bucket never versioned, and queues its data.
-func (s *Service) deleteUnversioned(ctx context.Context, bucket, key string) error {
-	l := s.keyLock(bucket, key)
-	l.Lock()
-	defer l.Unlock()
-	deleted := false
-	err := s.update(ctx, "delete "+bucket+"/"+key, func(t *txn) error {
-		var err error
-		deleted, err = s.deleteCurrent(t, bucket, key, nil)
-		return err
-	})
-	if deleted && err == nil {
-		s.gc.wake()
-	}
-	return err
-}
-
 // deleteCurrent adds to t the deletion of bucket/key's current version, read in t (so
 // the commit is conditional on it), and the collection of its data, unless there is
 // none or when (if set) refuses the version read; it reports whether it deleted. It is
@@ -803,40 +797,6 @@ func (s *Service) ObjectACL(ctx context.Context, r Requester, bucket, key string
 // built for the object's owner and its bucket's.
 func (s *Service) SetObjectACL(ctx context.Context, r Requester, bucket, key string, spec ACLSpec) error {
 	return s.SetObjectVersionACL(ctx, r, bucket, key, "", spec)
-}
-
-// changeManifest rewrites the current version's manifest of bucket/key in place (its
-// ACL or tags), as change leaves it (errUnchanged: left as it is), in one conditional
-// commit under the key's lock (what names the change in errors). change sees the bucket and the manifest as read
-// in the commit, and decides on permission: a missing key is NoSuchKey or
-// AccessDenied as hideMissing says.
-func (s *Service) changeManifest(ctx context.Context, r Requester, bucket, key, what string, change func(*Bucket, *Manifest) error) error {
-	b, err := s.Bucket(ctx, bucket)
-	if err != nil {
-		return err
-	}
-	if err := checkKey(key); err != nil {
-		return err
-	}
-	if b.Versioning != "" {
-		return s.changeVersioned(ctx, r, b, key, "", what, change)
-	}
-	l := s.keyLock(bucket, key)
-	l.Lock()
-	defer l.Unlock()
-	return s.update(ctx, what+" "+bucket+"/"+key, func(t *txn) error {
-		m, err := s.manifest(t.get, bucket, key)
-		if err != nil {
-			return s.hideMissing(b, r, err)
-		}
-		switch err := change(b, m); {
-		case errors.Is(err, errUnchanged):
-			return nil
-		case err != nil:
-			return err
-		}
-		return putManifest(t, bucket, key, m)
-	})
 }
 
 // putManifest adds to t the rewrite of bucket/key's manifest record as m (the same

@@ -101,21 +101,8 @@ func checkTagText(s, what string, lo, hi int) error {
 // ObjectTagging returns the object's tags (s3:GetObjectTagging in the bucket policy,
 // else READ on the object).
 func (s *Service) ObjectTagging(ctx context.Context, r Requester, bucket, key string) ([]Tag, error) {
-	b, err := s.Bucket(ctx, bucket)
-	if err != nil {
-		return nil, err
-	}
-	if err := checkKey(key); err != nil {
-		return nil, err
-	}
-	m, err := s.manifest(s.db.Get, bucket, key)
-	if err != nil {
-		return nil, s.hideMissing(b, r, err)
-	}
-	if !s.allowedFor(b, &m.ACL, r, ActionGetObjectTagging, key, PermRead, tagsOf(m, nil)) {
-		return nil, errAccessDenied
-	}
-	return m.Tags, nil
+	a, err := s.GetVersionTagging(ctx, r, bucket, key, "")
+	return a.Tags, err
 }
 
 // SetObjectTagging replaces the object's tags (s3:PutObjectTagging in the bucket
@@ -123,24 +110,24 @@ func (s *Service) ObjectTagging(ctx context.Context, r Requester, bucket, key st
 // condition that the record is still as read: atomic with the object, a tagging never
 // lands on a version that replaced the one it read.
 func (s *Service) SetObjectTagging(ctx context.Context, r Requester, bucket, key string, tags []Tag) error {
-	if err := CheckObjectTags(tags); err != nil {
-		return err
-	}
-	return s.retag(ctx, r, bucket, key, "", ActionPutObjectTagging, tags)
+	_, err := s.PutVersionTagging(ctx, r, bucket, key, "", tags)
+	return err
 }
 
 // DeleteObjectTagging removes the object's tags (s3:DeleteObjectTagging in the bucket
 // policy, else WRITE on the bucket).
 func (s *Service) DeleteObjectTagging(ctx context.Context, r Requester, bucket, key string) error {
-	return s.retag(ctx, r, bucket, key, "", ActionDeleteObjectTagging, nil)
+	_, err := s.DeleteVersionTagging(ctx, r, bucket, key, "")
+	return err
 }
 
-// retag sets the tags of bucket/key's version id ("" is the current one) to tags (nil: none), allowed by action in the
+// retag sets the tags of bucket/key's version id ("" is the current one) to tags
+// (nil: none) and returns that version's id (stored form); allowed by action in the
 // bucket policy (conditions see the object's current tags and, for a put, the new
 // ones), else by WRITE_ACP on the object, as a change of its ACL: WRITE on the bucket
 // must not let a grantee retag another's object (tags can be what a policy's
 // s3:ExistingObjectTag condition grants or denies reads by).
-func (s *Service) retag(ctx context.Context, r Requester, bucket, key, id, action string, tags []Tag) error {
+func (s *Service) retag(ctx context.Context, r Requester, bucket, key, id, action string, tags []Tag) (string, error) {
 	var asked *[]Tag
 	if action == ActionPutObjectTagging || action == ActionPutObjectVersionTagging {
 		asked = &tags
@@ -148,16 +135,19 @@ func (s *Service) retag(ctx context.Context, r Requester, bucket, key, id, actio
 	if len(tags) == 0 {
 		tags = nil
 	}
-	return s.changeVersion(ctx, r, bucket, key, id, "set tagging", func(b *Bucket, m *Manifest) error {
+	version := ""
+	err := s.changeVersion(ctx, r, bucket, key, id, "set tagging", func(b *Bucket, m *Manifest) error {
 		if !s.allowedFor(b, &m.ACL, r, action, key, PermWriteACP, tagsOf(m, asked)) {
 			return errAccessDenied
 		}
+		version = m.VersionID
 		if m.Tags == nil && tags == nil {
 			return errUnchanged // nothing to remove: no rewrite
 		}
 		m.Tags = tags
 		return nil
 	})
+	return version, err
 }
 
 // tagsOf is what the bucket-policy tag conditions see of a request on the object whose

@@ -210,6 +210,9 @@ type keyVersions struct {
 	// is one of them (remove).
 	removed []versionSlot
 	curGone bool
+	// mayRemove, when set, says whether the requester may remove a version for good
+	// (removeVersion answers 403 AccessDenied when it says no; see versionRemover).
+	mayRemove func(m *Manifest) bool
 }
 
 // loadVersions reads bucket/key's head and current record in t (both conditions of
@@ -421,8 +424,10 @@ type DeleteResult struct {
 // suspended bucket's marker is the null version, replacing it); in a bucket never
 // versioned it deletes the object (see DeleteObject). With one, it removes that
 // version for good (s3:DeleteObjectVersion) and queues its data: the next newest
-// version becomes current when it was. Deleting what is not there is not an error.
-// In a bucket with Object Lock, a version under a legal hold or a retention in force
+// version becomes current when it was; WRITE on the bucket from its ACL lets only the
+// bucket owner and the version's owner do so (403 AccessDenied; see versionRemover).
+// Deleting what is not there is not an error. Which of these a delete is follows the
+// bucket record its commit reads, never a cached one. In a bucket with Object Lock, a version under a legal hold or a retention in force
 // is not removed (403 AccessDenied; see DeleteObjectVersionBypassing).
 func (s *Service) DeleteObjectVersion(ctx context.Context, r Requester, bucket, key, id string) (DeleteResult, error) {
 	return s.DeleteObjectVersionBypassing(ctx, r, bucket, key, id, false)
@@ -445,16 +450,8 @@ func (s *Service) DeleteObjectVersionBypassing(ctx context.Context, r Requester,
 	if id != "" {
 		action = ActionDeleteObjectVersion
 	}
-	b, err := s.writableBucket(ctx, r, bucket, action, key)
-	if err != nil {
+	if _, err := s.writableBucket(ctx, r, bucket, action, key); err != nil {
 		return DeleteResult{}, err
-	}
-	if b.Versioning == "" && (id == "" || id == NullVersionID) {
-		err := s.deleteUnversioned(ctx, bucket, key)
-		if id == "" {
-			return DeleteResult{}, err
-		}
-		return DeleteResult{VersionID: NullVersionID}, err
 	}
 	s.bucketsMu.RLock()
 	defer s.bucketsMu.RUnlock()
@@ -463,9 +460,19 @@ func (s *Service) DeleteObjectVersionBypassing(ctx context.Context, r Requester,
 	defer l.Unlock()
 	var res DeleteResult
 	garbage := false
-	err = s.update(ctx, "delete "+bucket+"/"+key, func(t *txn) error {
+	err := s.update(ctx, "delete "+bucket+"/"+key, func(t *txn) error {
+		// The bucket as the commit requires it, not as cached: versioning set meanwhile
+		// must not let a delete of the unversioned kind drop a version.
 		b, err := s.bucketIn(t, bucket)
 		if err != nil {
+			return err
+		}
+		if b.Versioning == "" && (id == "" || id == NullVersionID) {
+			res = DeleteResult{}
+			if id != "" {
+				res.VersionID = NullVersionID
+			}
+			garbage, err = s.deleteCurrent(t, bucket, key, nil)
 			return err
 		}
 		kv, err := s.loadVersions(t, bucket, key)
@@ -475,6 +482,7 @@ func (s *Service) DeleteObjectVersionBypassing(ctx context.Context, r Requester,
 		if id == "" {
 			res, err = kv.addMarker(r, b.Versioning == VersioningSuspended)
 		} else {
+			kv.mayRemove = versionRemover(b, r, key)
 			res, err = s.removeVersion(kv, id, mayBypass(b, r, key, bypass))
 		}
 		garbage = kv.garbage
@@ -484,6 +492,18 @@ func (s *Service) DeleteObjectVersionBypassing(ctx context.Context, r Requester,
 		s.gc.wake()
 	}
 	return res, err
+}
+
+// versionRemover returns what says whether r, allowed s3:DeleteObjectVersion on b's
+// key, may remove a version of it for good once the version is read (nil: any). A
+// policy Allow of s3:DeleteObjectVersion and the bucket's ownership remove any
+// version; WRITE from the bucket's ACL only the requester's own versions, as AWS
+// limits deletions by bucket WRITE to the bucket owner and the object's owner.
+func versionRemover(b *Bucket, r Requester, key string) func(m *Manifest) bool {
+	if b.policyEffect(r, ActionDeleteObjectVersion, key) == EffectAllow || ownsBucket(b, r) {
+		return nil
+	}
+	return func(m *Manifest) bool { return !r.Anonymous && r.ID != "" && r.ID == m.Owner.ID }
 }
 
 // addMarker makes a delete marker, owned by r, the key's newest version.
@@ -515,6 +535,9 @@ func (s *Service) removeVersion(kv *keyVersions, id string, bypass bool) (Delete
 	m, err := kv.read(slot)
 	if err != nil || m == nil {
 		return res, err
+	}
+	if kv.mayRemove != nil && !kv.mayRemove(m) {
+		return res, errAccessDenied
 	}
 	if err := lockRefusal(m.Retention, m.LegalHold, time.Now(), bypass); err != nil {
 		return res, err

@@ -152,98 +152,104 @@ func (s *Service) SetObjectVersionACL(ctx context.Context, r Requester, bucket, 
 // ObjectVersionTagging is ObjectTagging for version id ("" is the current version;
 // s3:GetObjectVersionTagging in a bucket policy for a version id).
 func (s *Service) ObjectVersionTagging(ctx context.Context, r Requester, bucket, key, id string) ([]Tag, error) {
-	if id == "" {
-		return s.ObjectTagging(ctx, r, bucket, key)
-	}
-	b, err := s.Bucket(ctx, bucket)
-	if err != nil {
-		return nil, err
-	}
-	if err := checkKey(key); err != nil {
-		return nil, err
-	}
-	m, err := s.versionManifest(s.db.Get, b, key, id)
-	if err != nil {
-		return nil, err
-	}
-	if !s.allowedFor(b, &m.ACL, r, ActionGetObjectVersionTagging, key, PermRead, tagsOf(m, nil)) {
-		return nil, errAccessDenied
-	}
-	return m.Tags, nil
+	a, err := s.GetVersionTagging(ctx, r, bucket, key, id)
+	return a.Tags, err
 }
 
 // SetObjectVersionTagging is SetObjectTagging for version id ("" is the current
 // version; s3:PutObjectVersionTagging in a bucket policy for a version id).
 func (s *Service) SetObjectVersionTagging(ctx context.Context, r Requester, bucket, key, id string, tags []Tag) error {
-	if err := CheckObjectTags(tags); err != nil {
-		return err
-	}
-	action := ActionPutObjectTagging
-	if id != "" {
-		action = ActionPutObjectVersionTagging
-	}
-	return s.retag(ctx, r, bucket, key, id, action, tags)
+	_, err := s.PutVersionTagging(ctx, r, bucket, key, id, tags)
+	return err
 }
 
 // DeleteObjectVersionTagging is DeleteObjectTagging for version id ("" is the
 // current version; s3:DeleteObjectVersionTagging in a bucket policy for a version id).
 func (s *Service) DeleteObjectVersionTagging(ctx context.Context, r Requester, bucket, key, id string) error {
-	action := ActionDeleteObjectTagging
-	if id != "" {
-		action = ActionDeleteObjectVersionTagging
-	}
-	return s.retag(ctx, r, bucket, key, id, action, nil)
+	_, err := s.DeleteVersionTagging(ctx, r, bucket, key, id)
+	return err
 }
 
-// changeVersion is changeManifest for version id of the object ("" is the current
-// version): in a bucket never versioned only "null" names a version, the current one.
+// changeVersion rewrites version id of bucket/key ("" is the current version) in
+// place (its ACL, tags or lock), as change leaves it (errUnchanged: left as it is), in
+// one conditional commit under the key's lock (what names the change in errors).
+// change sees the bucket and the manifest as read in the commit, and decides on
+// permission; a missing key or version is NoSuchKey, NoSuchVersion or AccessDenied as
+// hideMissing says. Whether the bucket keeps versions is read in the commit too (a
+// cached record may predate versioning): in a bucket never versioned only "null"
+// names a version, the current one (changeUnversioned); in one whose versioning was
+// set, the version record changes and, when it is the current version, the current
+// record with it (changeVersioned).
 func (s *Service) changeVersion(ctx context.Context, r Requester, bucket, key, id, what string, change func(*Bucket, *Manifest) error) error {
-	if id == "" {
-		return s.changeManifest(ctx, r, bucket, key, what, change)
+	if id != "" {
+		if err := CheckVersionID(id); err != nil {
+			return err
+		}
 	}
-	if err := CheckVersionID(id); err != nil {
-		return err
-	}
-	b, err := s.Bucket(ctx, bucket)
-	if err != nil {
+	if _, err := s.Bucket(ctx, bucket); err != nil {
 		return err
 	}
 	if err := checkKey(key); err != nil {
 		return err
 	}
-	if b.Versioning == "" {
-		if id != NullVersionID {
-			return errNoSuchVersion
-		}
-		return s.changeManifest(ctx, r, bucket, key, what, change)
-	}
-	return s.changeVersioned(ctx, r, b, key, id, what, change)
-}
-
-// changeVersioned is changeVersion in a bucket whose versioning was set: the version
-// record and, when it is the current version, the current record change together, in
-// one conditional commit under the key's lock.
-func (s *Service) changeVersioned(ctx context.Context, r Requester, b *Bucket, key, id, what string, change func(*Bucket, *Manifest) error) error {
-	l := s.keyLock(b.Name, key)
+	s.bucketsMu.RLock()
+	defer s.bucketsMu.RUnlock()
+	l := s.keyLock(bucket, key)
 	l.Lock()
 	defer l.Unlock()
-	return s.update(ctx, what+" "+b.Name+"/"+key, func(t *txn) error {
-		kv, err := s.loadVersions(t, b.Name, key)
+	return s.update(ctx, what+" "+bucket+"/"+key, func(t *txn) error {
+		b, err := s.bucketIn(t, bucket)
 		if err != nil {
 			return err
 		}
-		slot, m, err := kv.find(id)
-		if err != nil {
-			return s.hideMissing(b, r, err)
+		if b.Versioning == "" {
+			return s.changeUnversioned(t, r, b, key, id, change)
 		}
-		switch err := change(b, m); {
-		case errors.Is(err, errUnchanged):
-			return nil
-		case err != nil:
-			return err
-		}
-		return kv.put(slot, m)
+		return s.changeVersioned(t, r, b, key, id, change)
 	})
+}
+
+// changeUnversioned adds to t the change of b's key, b never versioned: its current
+// record, the only version ("" or "null").
+func (s *Service) changeUnversioned(t *txn, r Requester, b *Bucket, key, id string, change func(*Bucket, *Manifest) error) error {
+	if id != "" && id != NullVersionID {
+		return s.hideMissing(b, r, errNoSuchVersion)
+	}
+	m, err := s.manifest(t.get, b.Name, key)
+	if err != nil {
+		return s.hideMissing(b, r, err)
+	}
+	if ok, err := applied(change, b, m); !ok {
+		return err
+	}
+	return putManifest(t, b.Name, key, m)
+}
+
+// changeVersioned adds to t the change of version id of b's key, b a bucket whose
+// versioning was set.
+func (s *Service) changeVersioned(t *txn, r Requester, b *Bucket, key, id string, change func(*Bucket, *Manifest) error) error {
+	kv, err := s.loadVersions(t, b.Name, key)
+	if err != nil {
+		return err
+	}
+	slot, m, err := kv.find(id)
+	if err != nil {
+		return s.hideMissing(b, r, err)
+	}
+	if ok, err := applied(change, b, m); !ok {
+		return err
+	}
+	return kv.put(slot, m)
+}
+
+// applied runs change on m (of bucket b) and reports whether m is to be written: not
+// when change says errUnchanged (no error then) or fails (its error).
+func applied(change func(*Bucket, *Manifest) error, b *Bucket, m *Manifest) (bool, error) {
+	err := change(b, m)
+	if errors.Is(err, errUnchanged) {
+		return false, nil
+	}
+	return err == nil, err
 }
 
 // find returns the slot and manifest of version id (client form; "" is the current

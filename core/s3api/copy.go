@@ -48,17 +48,24 @@ func (c *call) copyObject() {
 		c.fail(err)
 		return
 	}
+	var src *s3.Manifest
+	conds := c.copyConditions()
+	check := func(m *s3.Manifest) error {
+		src = m // the version copied, for x-amz-copy-source-version-id
+		if conds == nil {
+			return nil
+		}
+		return conds(m)
+	}
 	m, err := c.a.svc.CopyObject(c.r.Context(), c.who, srcBucket, srcKey, c.bucket, c.key,
-		s3.CopyInput{Check: c.copyConditions(), ReplaceMeta: replace, ReplaceTags: replaceTags, In: in, SourceKey: srcSSEKey,
+		s3.CopyInput{Check: check, ReplaceMeta: replace, ReplaceTags: replaceTags, In: in, SourceKey: srcSSEKey,
 			SourceVersionID: srcVersion})
 	if err != nil {
 		c.fail(err)
 		return
 	}
 	c.echoSSE(m.SSE)
-	if srcVersion != "" {
-		c.w.Header()[c.names.prefix+"copy-source-version-id"] = []string{srcVersion}
-	}
+	c.setCopySourceVersion(srcBucket, srcVersion, src)
 	c.setVersionHeader(m)
 	c.writeXML(s3xml.MarshalCopyObjectResult(m.LastModified, m.ETag))
 }
@@ -189,5 +196,25 @@ func (c *call) copyConditions() func(*s3.Manifest) error {
 			}
 		}
 		return nil
+	}
+}
+
+// setCopySourceVersion sets x-amz-copy-source-version-id on a copy's answer: the
+// version the request named, else, when the source bucket keeps versions, the id of
+// the version copied (src; "null" for the null version), as AWS answers. A source
+// bucket never versioned gets none.
+func (c *call) setCopySourceVersion(srcBucket, asked string, src *s3.Manifest) {
+	id := asked
+	if id == "" && src != nil {
+		b, err := c.a.svc.Bucket(c.r.Context(), srcBucket)
+		if err != nil || b.Versioning == "" {
+			return
+		}
+		if id = src.VersionID; id == "" {
+			id = s3.NullVersionID
+		}
+	}
+	if id != "" {
+		c.w.Header()[c.names.prefix+"copy-source-version-id"] = []string{id}
 	}
 }

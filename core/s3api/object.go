@@ -314,7 +314,9 @@ func (c *call) getObject() {
 	if len(m.Tags) > 0 {
 		h[c.names.prefix+"tagging-count"] = []string{strconv.Itoa(len(m.Tags))}
 	}
-	c.setExpiration(m)
+	if id == "" || obj.IsCurrent() {
+		c.setExpiration(m) // a noncurrent version is not expired by Expiration
+	}
 	for _, p := range m.Meta {
 		// Lower case as the client wrote it (and AWS answers): header names are
 		// case-insensitive, but SDKs (boto3's Metadata) key the map by the name as sent.

@@ -93,19 +93,32 @@ type taggingOps struct {
 	putStatus int
 }
 
-// serveObjectTagging answers GET, PUT and DELETE /{bucket}/{key}?tagging.
+// serveObjectTagging answers GET, PUT and DELETE /{bucket}/{key}?tagging, naming the
+// version answered about in x-amz-version-id when the bucket keeps versions (as AWS).
+// ?versionId= must name a version, as for GET (an empty one is 400).
 func (c *call) serveObjectTagging() {
 	svc := c.a.svc
-	id := c.query.Get("versionId") // checked by the service
+	id, err := c.versionID()
+	if err != nil {
+		c.fail(err)
+		return
+	}
+	answered := func(a s3.TaggingAnswer, err error) error {
+		if err == nil {
+			c.setVersionHeader(&s3.Manifest{VersionID: a.VersionID})
+		}
+		return err
+	}
 	c.serveTagging(taggingOps{
 		get: func(ctx context.Context) ([]s3.Tag, error) {
-			return svc.ObjectVersionTagging(ctx, c.who, c.bucket, c.key, id)
+			a, err := svc.GetVersionTagging(ctx, c.who, c.bucket, c.key, id)
+			return a.Tags, answered(a, err)
 		},
 		set: func(ctx context.Context, t []s3.Tag) error {
-			return svc.SetObjectVersionTagging(ctx, c.who, c.bucket, c.key, id, t)
+			return answered(svc.PutVersionTagging(ctx, c.who, c.bucket, c.key, id, t))
 		},
 		del: func(ctx context.Context) error {
-			return svc.DeleteObjectVersionTagging(ctx, c.who, c.bucket, c.key, id)
+			return answered(svc.DeleteVersionTagging(ctx, c.who, c.bucket, c.key, id))
 		},
 		putStatus: http.StatusOK,
 	})
