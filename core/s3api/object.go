@@ -122,7 +122,13 @@ func (c *call) contentMD5() ([]byte, error) {
 	if !ok {
 		return nil, nil
 	}
-	b, err := base64.StdEncoding.DecodeString(strings.TrimSpace(v[0]))
+	return decodeContentMD5(v[0])
+}
+
+// decodeContentMD5 decodes a Content-MD5 value (a header, or a POST form's field): the
+// base64 of 16 bytes, else 400 InvalidDigest.
+func decodeContentMD5(v string) ([]byte, error) {
+	b, err := base64.StdEncoding.DecodeString(strings.TrimSpace(v))
 	if err != nil || len(b) != md5.Size {
 		return nil, s3.Errorf(s3.InvalidDigest, "The Content-MD5 you specified is not valid.")
 	}
