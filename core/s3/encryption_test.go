@@ -275,9 +275,9 @@ func TestSSEMultipart(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = s.CopyPart(ctx, alice, "bkt", "src", "bkt", "mp", u.ID, 2, 1000, 100000, nil, CopyKeys{})
+	_, err = s.CopyPart(ctx, alice, "bkt", "src", "", "bkt", "mp", u.ID, 2, 1000, 100000, nil, CopyKeys{})
 	wantCode(t, err, InvalidRequest) // the upload's key is missing
-	p2, err := s.CopyPart(ctx, alice, "bkt", "src", "bkt", "mp", u.ID, 2, 1000, 100000, nil, CopyKeys{Dest: ck})
+	p2, err := s.CopyPart(ctx, alice, "bkt", "src", "", "bkt", "mp", u.ID, 2, 1000, 100000, nil, CopyKeys{Dest: ck})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -56,24 +56,26 @@ func (c *call) copyObject() {
 		return
 	}
 	c.echoSSE(m.SSE)
-	if srcVersion != "" {
-		c.w.Header()[c.names.prefix+"copy-source-version-id"] = []string{srcVersion}
-	}
+	c.echoCopySourceVersion(srcVersion)
 	c.setVersionHeader(m)
 	c.writeXML(s3xml.MarshalCopyObjectResult(m.LastModified, m.ETag))
 }
 
+// echoCopySourceVersion answers x-amz-copy-source-version-id when the copy source
+// named a version.
+func (c *call) echoCopySourceVersion(v string) {
+	if v != "" {
+		c.w.Header()[c.names.prefix+"copy-source-version-id"] = []string{v}
+	}
+}
+
 // uploadPartCopy answers PUT ?partNumber=N&uploadId=U with x-amz-copy-source: part n
-// is copied from the source, whole or the x-amz-copy-source-range bytes, under the same
-// conditions as a copy.
+// is copied from the source (the version its ?versionId names, else the current one),
+// whole or the x-amz-copy-source-range bytes, under the same conditions as a copy.
 func (c *call) uploadPartCopy(uploadID string, n int) {
 	srcBucket, srcKey, srcVersion, err := parseCopySource(c.header("Copy-Source"))
 	if err != nil {
 		c.fail(err)
-		return
-	}
-	if srcVersion != "" && srcVersion != s3.NullVersionID {
-		c.notImplemented("upload part copy from a source version")
 		return
 	}
 	off, length := int64(0), int64(-1)
@@ -91,12 +93,13 @@ func (c *call) uploadPartCopy(uploadID string, n int) {
 		c.fail(err)
 		return
 	}
-	p, err := c.a.svc.CopyPart(c.r.Context(), c.who, srcBucket, srcKey, c.bucket, c.key, uploadID, n, off, length, c.copyConditions(), keys)
+	p, err := c.a.svc.CopyPart(c.r.Context(), c.who, srcBucket, srcKey, srcVersion, c.bucket, c.key, uploadID, n, off, length, c.copyConditions(), keys)
 	if err != nil {
 		c.fail(err)
 		return
 	}
 	c.echoPartSSE(p, keys.Dest)
+	c.echoCopySourceVersion(srcVersion)
 	c.writeXML(s3xml.MarshalCopyPartResult(p.LastModified, p.ETag))
 }
 
