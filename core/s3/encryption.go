@@ -44,9 +44,24 @@ type Encryption struct {
 	WrappedKey []byte `json:"wrapped_key"`
 	// NoncePrefix is the object's random nonce prefix.
 	NoncePrefix []byte `json:"nonce_prefix"`
-	// CustomerKeyMD5, for SSE-C, is the base64 MD5 of the customer's key, as AWS
-	// echoes it (the MD5 of a random 256-bit key reveals nothing of it).
+	// CustomerKeyMD5, for SSE-C, is the base64 MD5 of the customer's key, kept on a
+	// multipart upload's record only, for CompleteMultipartUpload to echo (the upload
+	// record is gone once completed or aborted). A manifest keeps none: an unsalted
+	// hash would link the objects of one key and could be looked up; GET, HEAD and copy
+	// echo the MD5 the request gives with the key. Manifests written before may carry
+	// it: it is ignored.
 	CustomerKeyMD5 string `json:"customer_key_md5,omitempty"`
+}
+
+// stored returns e as a manifest keeps it: without the customer key's MD5 (nil for
+// nil).
+func (e *Encryption) stored() *Encryption {
+	if e == nil {
+		return nil
+	}
+	c := *e
+	c.CustomerKeyMD5 = ""
+	return &c
 }
 
 // CustomerKey is an SSE-C key as a request gives it, checked by the interface: the 32
@@ -103,7 +118,7 @@ func (s *Service) newEncryption(b *Bucket, q SSERequest) (*Encryption, *dataKey,
 	enc := &Encryption{Algorithm: SSEAlgorithm, NoncePrefix: dk.prefix}
 	var err error
 	if q.Customer != nil {
-		enc.Customer, enc.CustomerKeyMD5 = true, q.Customer.MD5
+		enc.Customer = true
 		enc.WrappedKey, err = sse.WrapCustomerKey(q.Customer.Key, dk.key)
 	} else {
 		if s.cfg.MasterKey == nil {
@@ -373,8 +388,8 @@ func checkEncryption(m *Manifest) error {
 		return fmt.Errorf("nonce prefix of %d bytes", len(e.NoncePrefix))
 	case len(e.WrappedKey) != sse.WrappedSize:
 		return fmt.Errorf("wrapped data key of %d bytes", len(e.WrappedKey))
-	case e.Customer && (e.MasterKeyID != "" || len(e.CustomerKeyMD5) != 24):
-		return errors.New("SSE-C record with a master key id or without its key's MD5")
+	case e.Customer && (e.MasterKeyID != "" || e.CustomerKeyMD5 != "" && len(e.CustomerKeyMD5) != 24):
+		return errors.New("SSE-C record with a master key id or a malformed key MD5")
 	case !e.Customer && (e.MasterKeyID == "" || e.CustomerKeyMD5 != ""):
 		return errors.New("SSE-S3 record without a master key id or with a customer key's MD5")
 	}

@@ -446,7 +446,7 @@ func TestCheckEncryption(t *testing.T) {
 		"algorithm":        func(m *Manifest) { m.SSE.Algorithm = "aws:kms" },
 		"nonce":            func(m *Manifest) { m.SSE.NoncePrefix = nil },
 		"wrapped key":      func(m *Manifest) { m.SSE.WrappedKey = m.SSE.WrappedKey[1:] },
-		"sse-c, no md5":    func(m *Manifest) { m.SSE.Customer, m.SSE.MasterKeyID = true, "" },
+		"sse-c, bad md5":   func(m *Manifest) { m.SSE.Customer, m.SSE.MasterKeyID, m.SSE.CustomerKeyMD5 = true, "", "short" },
 		"sse-s3 no key id": func(m *Manifest) { m.SSE.MasterKeyID = "" },
 	} {
 		m := good()

@@ -191,6 +191,9 @@ func (s *Service) CreateUpload(ctx context.Context, r Requester, bucket, key str
 	if err != nil {
 		return nil, err
 	}
+	if in.SSE.Customer != nil {
+		enc.CustomerKeyMD5 = in.SSE.Customer.MD5 // for CompleteMultipartUpload's answer
+	}
 	id := make([]byte, 16)
 	_, _ = rand.Read(id)
 	u := &Upload{Bucket: bucket, Key: key, ID: base64.RawURLEncoding.EncodeToString(id), Owner: owner,
@@ -356,7 +359,9 @@ func queueExtent(batch *storage.Batch, e Extent) {
 // bucket). Parts must be ascending (InvalidPartOrder), uploaded with the given ETags
 // (InvalidPart), and all but the last at least MinPartSize (EntityTooSmall). Parts not
 // named are collected. The object's ETag is the MD5 of the parts' binary MD5s, "-", and
-// the number of parts. No data is copied: the manifest names the parts' data.
+// the number of parts. No data is copied: the manifest names the parts' data. For an
+// SSE-C upload the manifest returned carries the upload's key MD5 (for the answer to
+// echo); the one stored has none.
 func (s *Service) CompleteUpload(ctx context.Context, r Requester, bucket, key, uploadID string, want []CompletePart, conds WriteConditions) (*Manifest, error) {
 	if err := conds.validate(); err != nil {
 		return nil, err
@@ -379,6 +384,7 @@ func (s *Service) CompleteUpload(ctx context.Context, r Requester, bucket, key, 
 	l.Lock()
 	defer l.Unlock()
 	var m *Manifest
+	keyMD5 := ""
 	err := s.update(ctx, "complete "+bucket+"/"+key, func(t *txn) error {
 		u, err := s.upload(t.get, bucket, key, uploadID)
 		if IsCode(err, NoSuchUpload) {
@@ -388,11 +394,19 @@ func (s *Service) CompleteUpload(ctx context.Context, r Requester, bucket, key, 
 		if err != nil {
 			return err
 		}
+		if u.SSE != nil {
+			keyMD5 = u.SSE.CustomerKeyMD5
+		}
 		m, err = s.completeIn(t, u, want, conds)
 		return err
 	})
 	if err != nil {
 		return nil, err
+	}
+	if keyMD5 != "" && m.SSE != nil {
+		e := *m.SSE
+		e.CustomerKeyMD5 = keyMD5
+		m.SSE = &e
 	}
 	s.gc.wake() // parts left out of the object, the version replaced
 	return m, nil
@@ -413,7 +427,7 @@ func (s *Service) completeIn(t *txn, u *Upload, want []CompletePart, conds Write
 	invalid := Errorf(InvalidPart, "One or more of the specified parts could not be found. The part may not have been uploaded, or the specified entity tag may not match the part's entity tag.")
 	h := md5.New()
 	m := &Manifest{ChunkSize: s.cfg.ChunkSize, ContentType: u.ContentType, Meta: u.Meta, Headers: u.Headers,
-		Owner: u.Owner, ACL: u.ACL, Tags: u.Tags, SSE: u.SSE, Retention: u.Retention, LegalHold: u.LegalHold}
+		Owner: u.Owner, ACL: u.ACL, Tags: u.Tags, SSE: u.SSE.stored(), Retention: u.Retention, LegalHold: u.LegalHold}
 	used := map[int]bool{}
 	for i, w := range want {
 		p, ok := byNumber[w.Number]

@@ -55,7 +55,7 @@ func (c *call) copyObject() {
 		c.fail(err)
 		return
 	}
-	c.echoSSE(m.SSE)
+	c.echoSSE(m.SSE, in.SSE.Customer)
 	c.echoCopySourceVersion(srcVersion)
 	c.setVersionHeader(m)
 	c.writeXML(s3xml.MarshalCopyObjectResult(m.LastModified, m.ETag))

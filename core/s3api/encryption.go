@@ -110,8 +110,9 @@ func customerKeyFrom(get sseSource, prefix string) (*s3.CustomerKey, error) {
 
 // echoSSE sets the response headers that say how the object (or upload, or part) is
 // encrypted: x-amz-server-side-encryption for SSE-S3, the SSE-C algorithm and key MD5
-// for SSE-C; nothing for data stored in clear.
-func (c *call) echoSSE(e *s3.Encryption) {
+// for SSE-C (the MD5 of ck, the request's key, else the record's: an upload's); nothing
+// for data stored in clear.
+func (c *call) echoSSE(e *s3.Encryption, ck *s3.CustomerKey) {
 	if e == nil {
 		return
 	}
@@ -121,7 +122,13 @@ func (c *call) echoSSE(e *s3.Encryption) {
 		return
 	}
 	h[c.names.prefix+"server-side-encryption-customer-algorithm"] = []string{s3.SSEAlgorithm}
-	h[c.names.prefix+"server-side-encryption-customer-key-md5"] = []string{e.CustomerKeyMD5}
+	sum := e.CustomerKeyMD5
+	if ck != nil {
+		sum = ck.MD5
+	}
+	if sum != "" {
+		h[c.names.prefix+"server-side-encryption-customer-key-md5"] = []string{sum}
+	}
 }
 
 // echoPartSSE echoes the encryption of a part stored with the request's SSE-C key ck
@@ -130,9 +137,9 @@ func (c *call) echoPartSSE(p *s3.PartInfo, ck *s3.CustomerKey) {
 	switch {
 	case !p.Extent.Sealed:
 	case ck != nil:
-		c.echoSSE(&s3.Encryption{Customer: true, CustomerKeyMD5: ck.MD5})
+		c.echoSSE(&s3.Encryption{Customer: true}, ck)
 	default:
-		c.echoSSE(&s3.Encryption{})
+		c.echoSSE(&s3.Encryption{}, nil)
 	}
 }
 
@@ -191,13 +198,13 @@ func (c *call) readEncryption() (s3xml.EncryptionRule, error) {
 }
 
 // unseal readies an opened object for reading with the request's SSE-C headers (see
-// s3.Object.Unseal for the answers).
-func (c *call) unseal(obj *s3.Object) error {
+// s3.Object.Unseal for the answers) and returns the key they gave (nil: none).
+func (c *call) unseal(obj *s3.Object) (*s3.CustomerKey, error) {
 	ck, err := c.customerKey("")
 	if err != nil {
-		return err
+		return nil, err
 	}
-	return obj.Unseal(ck)
+	return ck, obj.Unseal(ck)
 }
 
 // sseConditionKeys adds to keys the bucket-policy condition keys of the encryption

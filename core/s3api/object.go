@@ -108,7 +108,7 @@ func (c *call) putObject() {
 		c.fail(err)
 		return
 	}
-	c.echoSSE(m.SSE)
+	c.echoSSE(m.SSE, in.SSE.Customer)
 	c.w.Header().Set("ETag", `"`+m.ETag+`"`)
 	c.setExpiration(m)
 	c.setVersionHeader(m)
@@ -291,7 +291,8 @@ func (c *call) getObject() {
 	defer obj.Close()
 	m := obj.Manifest
 	c.setVersionHeader(m)
-	if err := c.unseal(obj); err != nil {
+	ck, err := c.unseal(obj)
+	if err != nil {
 		c.fail(err)
 		return
 	}
@@ -313,7 +314,7 @@ func (c *call) getObject() {
 	h.Set("ETag", `"`+m.ETag+`"`)
 	h.Set("Last-Modified", m.LastModified.Format(http.TimeFormat))
 	h.Set("Accept-Ranges", "bytes")
-	c.echoSSE(m.SSE)
+	c.echoSSE(m.SSE, ck)
 	for k, v := range m.Headers {
 		h.Set(k, v)
 	}

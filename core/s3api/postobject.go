@@ -48,7 +48,7 @@ func (c *call) postObject() {
 		return
 	}
 	c.key = key
-	c.echoSSE(m.SSE)
+	c.echoSSE(m.SSE, in.SSE.Customer)
 	c.setExpiration(m)
 	c.setVersionHeader(m)
 	c.postAnswer(fields, m.ETag)
