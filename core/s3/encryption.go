@@ -405,14 +405,23 @@ type KeyCheckReport struct {
 	Problems int
 }
 
-// CheckKeys unwraps, with the master key mk, the data key of every SSE-S3 object and
-// upload of db, without changing anything: the error names the first maxCheckErrors
-// that do not open.
+// CheckKeys unwraps, with the master key mk, the data key of every SSE-S3 object
+// (current records and every version, delete markers having none) and upload of db,
+// without changing anything: the error names the first maxCheckErrors that do not
+// open. A data key is counted once however many records name it (a current record and
+// its version are copies).
 func CheckKeys(db storage.Store, mk *sse.MasterKey) (KeyCheckReport, error) {
 	var rep KeyCheckReport
 	var errs []error
 	s := &Service{cfg: Config{MasterKey: mk}}
+	seen := map[string]bool{} // wrapped data keys checked
 	check := func(what string, e *Encryption) {
+		if e != nil {
+			if seen[string(e.WrappedKey)] {
+				return
+			}
+			seen[string(e.WrappedKey)] = true
+		}
 		switch {
 		case e == nil:
 		case e.Customer:
@@ -427,7 +436,7 @@ func CheckKeys(db storage.Store, mk *sse.MasterKey) (KeyCheckReport, error) {
 			}
 		}
 	}
-	for _, table := range []string{"o", "mu"} {
+	for _, table := range []string{"o", "v", "mu"} {
 		it := db.IteratePrefix(storage.KeyString(storage.TagS3, table))
 		for it.Next() {
 			var rec struct {

@@ -3,8 +3,11 @@ package s3
 import (
 	"bytes"
 	"context"
+	"encoding/json"
+	"strings"
 	"testing"
 
+	"github.com/cairnkv/cairn/core/s3/sse"
 	"github.com/cairnkv/cairn/core/storage"
 )
 
@@ -84,5 +87,64 @@ func TestSSECKeyMD5NotStored(t *testing.T) {
 	}
 	if err := checkEncryption(m); err != nil {
 		t.Fatalf("check of a manifest without: %v", err)
+	}
+}
+
+// TestCheckEncryptionVersions: cairn check's key check unwraps the data keys of
+// noncurrent versions (once each: a current record and its version share one), and
+// Check verifies their encryption records.
+func TestCheckEncryptionVersions(t *testing.T) {
+	ctx := context.Background()
+	s, db, _ := newSSEService(t, noBlobs)
+	alice := mustUser(t, s, "alice")
+	mustBucket(t, s, alice, "bkt", "")
+	if err := s.SetBucketVersioning(ctx, alice, "bkt", VersioningEnabled); err != nil {
+		t.Fatal(err)
+	}
+	v1, err := s.PutObject(ctx, alice, "bkt", "k", PutInput{Body: bytes.NewReader([]byte("one")), Size: 3, SSE: SSERequest{S3: true}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []SSERequest{{S3: true}, {}} { // an SSE-S3 version, then a plain current one
+		if _, err := s.PutObject(ctx, alice, "bkt", "k", PutInput{Body: bytes.NewReader([]byte("two")), Size: 3, SSE: q}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := s.PutObject(ctx, alice, "bkt", "cur", PutInput{Body: bytes.NewReader([]byte("c")), Size: 1, SSE: SSERequest{S3: true}}); err != nil {
+		t.Fatal(err)
+	}
+	rep, err := CheckKeys(db, s.cfg.MasterKey)
+	if err != nil || rep.ServerKeys != 3 || rep.Problems != 0 {
+		t.Fatalf("check keys: %+v %v (want 3 server keys: two noncurrent versions and one current)", rep, err)
+	}
+	other, _ := sse.NewMasterKey(sse.NewKey())
+	if rep, err := CheckKeys(db, other); err == nil || rep.Problems != 3 {
+		t.Fatalf("check keys with another master key: %+v %v", rep, err)
+	}
+	if _, err := Check(db, nil); err != nil {
+		t.Fatalf("a consistent store: %v", err)
+	}
+	slot, err := parseSlot(v1.VersionID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	key := versionKey("bkt", "k", slot)
+	good, err := db.Get(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bad := *v1
+	e := *bad.SSE
+	e.NoncePrefix = e.NoncePrefix[1:]
+	bad.SSE = &e
+	v, _ := json.Marshal(&bad)
+	if err := db.Put(key, v, false); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Check(db, nil); err == nil || !strings.Contains(err.Error(), "nonce prefix of 6 bytes") {
+		t.Errorf("Check with a noncurrent version's bad encryption record: %v", err)
+	}
+	if err := db.Put(key, good, false); err != nil { // for the invariant check after the test
+		t.Fatal(err)
 	}
 }
