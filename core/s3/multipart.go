@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/cairnkv/cairn/core/s3/s3types"
+	"github.com/cairnkv/cairn/core/s3/sse"
 	"github.com/cairnkv/cairn/core/storage"
 )
 
@@ -187,12 +188,17 @@ func (s *Service) CreateUpload(ctx context.Context, r Requester, bucket, key str
 	if err != nil {
 		return nil, err
 	}
-	enc, _, err := s.newEncryption(b, in.SSE)
+	enc, dk, err := s.newEncryption(b, in.SSE, s.cfg.MasterKey != nil)
 	if err != nil {
 		return nil, err
 	}
 	if in.SSE.Customer != nil {
 		enc.CustomerKeyMD5 = in.SSE.Customer.MD5 // for CompleteMultipartUpload's answer
+		if mk := s.cfg.MasterKey; mk != nil {
+			if enc.WrappedLayoutKey, err = mk.WrapLayoutKey(sse.LayoutKey(dk.key)); err != nil {
+				return nil, wrapf(err, "wrap layout key")
+			}
+		}
 	}
 	id := make([]byte, 16)
 	_, _ = rand.Read(id)
@@ -270,7 +276,7 @@ func (s *Service) PutPart(ctx context.Context, r Requester, bucket, key, uploadI
 		return nil, err
 	}
 	data := new(writes)
-	ext, sum, err := s.storeData(ctx, in, data, writeRecord{Bucket: bucket, Key: key}, seal)
+	ext, sum, err := s.storeData(ctx, in, data, writeRecord{Bucket: bucket, Key: key}, seal, n)
 	if err != nil {
 		return nil, err
 	}
@@ -456,6 +462,15 @@ func (s *Service) completeIn(t *txn, u *Upload, want []CompletePart, conds Write
 	_, _ = rand.Read(id)
 	m.UUID = hex.EncodeToString(id)
 	m.LastModified = time.Now().UTC().Truncate(time.Millisecond)
+	lk, err := s.completionLayoutKey(u)
+	if err != nil {
+		return nil, err
+	}
+	if lk != nil {
+		if err := setLayout(m, lk); err != nil {
+			return nil, err
+		}
+	}
 	done, err := json.Marshal(completedUpload{ETag: m.ETag, Parts: partsFingerprint(want), At: time.Now().UTC()})
 	if err != nil {
 		return nil, wrapf(err, "encode completed upload")
