@@ -495,6 +495,9 @@ func checkEncryption(m *Manifest) error {
 		}
 		return nil
 	}
+	// Only an SSE-C multipart object completed without a master key lacks a layout MAC
+	// (which a reader with the key tells apart: sse.WrapCustomerKeyBound).
+	layoutOptional := e.Customer && (len(m.Parts) > 0 || m.Size == 0)
 	switch {
 	case sealed != len(m.Extents()):
 		return errors.New("encryption record and extents stored in clear")
@@ -508,7 +511,7 @@ func checkEncryption(m *Manifest) error {
 		return fmt.Errorf("sealing format %d", e.Format)
 	case e.Format == 0 && e.Layout != nil || e.Layout != nil && len(e.Layout) != sha256.Size:
 		return fmt.Errorf("layout MAC of %d bytes (format %d)", len(e.Layout), e.Format)
-	case e.Format == sseFormat && e.Layout == nil && !(e.Customer && (len(m.Parts) > 0 || m.Size == 0)):
+	case e.Format == sseFormat && e.Layout == nil && !layoutOptional:
 		return errors.New("no layout MAC")
 	case e.WrappedLayoutKey != nil:
 		return errors.New("a wrapped layout key on an object")

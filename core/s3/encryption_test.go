@@ -448,6 +448,11 @@ func TestCheckEncryption(t *testing.T) {
 		"wrapped key":      func(m *Manifest) { m.SSE.WrappedKey = m.SSE.WrappedKey[1:] },
 		"sse-c, bad md5":   func(m *Manifest) { m.SSE.Customer, m.SSE.MasterKeyID, m.SSE.CustomerKeyMD5 = true, "", "short" },
 		"sse-s3 no key id": func(m *Manifest) { m.SSE.MasterKeyID = "" },
+		"unknown format":   func(m *Manifest) { m.SSE.Format = 3 },
+		"format 2, no MAC": func(m *Manifest) { m.SSE.Format = sseFormat },
+		"format 1 MAC":     func(m *Manifest) { m.SSE.Layout = make([]byte, 32) },
+		"short MAC":        func(m *Manifest) { m.SSE.Format, m.SSE.Layout = sseFormat, make([]byte, 16) },
+		"layout key kept":  func(m *Manifest) { m.SSE.WrappedLayoutKey = make([]byte, sse.WrappedSize) },
 	} {
 		m := good()
 		change(m)
