@@ -160,7 +160,7 @@ func browserFetch(t *testing.T, ctx context.Context, pageURL, put, body, get str
 // form: a real HTML form with a V4-signed policy (key prefix, ACL, metadata,
 // redirect, size range) and a file chosen through chromedp's SetUploadFiles is
 // submitted: the object lands under uploads/<file name> with the file's bytes and
-// type and the form's metadata, and the browser follows the 303 to the page's /done
+// the form's Content-Type and metadata, and the browser follows the 303 to the page's /done
 // with bucket, key and ETag. The same form with a file over the policy's
 // content-length-range shows EntityTooLarge and stores nothing.
 func TestS3Browser(t *testing.T) {
@@ -265,13 +265,14 @@ func TestS3Browser(t *testing.T) {
 }
 
 // uploadForm returns an HTML page with a POST object form for bucket, signed by cred
-// (V4) with a policy allowing keys under uploads/, the private ACL, the
-// x-amz-meta-uploaded-by field, the redirect and files of at most maxSize bytes.
+// (V4) with a policy allowing keys under uploads/, the private ACL, Content-Type
+// text/plain, the x-amz-meta-uploaded-by field, the redirect and files of at most
+// maxSize bytes.
 func uploadForm(t *testing.T, s *child, cred s3Cred, bucket, redirect string, maxSize int) string {
 	t.Helper()
 	now := time.Now().UTC()
 	credential := sig.Credential{KeyID: cred.KeyID, Date: now.Format("20060102"), Region: "us-east-1", Service: "s3"}
-	fields := [][2]string{{"key", "uploads/${filename}"}, {"acl", "private"}, {"x-amz-meta-uploaded-by", "chromium"},
+	fields := [][2]string{{"key", "uploads/${filename}"}, {"acl", "private"}, {"Content-Type", "text/plain"}, {"x-amz-meta-uploaded-by", "chromium"},
 		{"success_action_redirect", redirect}, {"x-amz-algorithm", sig.AlgorithmV4}, {"x-amz-credential", credential.String()},
 		{"x-amz-date", now.Format(sig.ISO8601Basic)}}
 	conds := []any{map[string]string{"bucket": bucket}, []string{"starts-with", "$key", "uploads/"}, []any{"content-length-range", 0, maxSize}}

@@ -12,8 +12,9 @@ import (
 // checkVersions verifies the versions tables (see versioning.go) for Check: every
 // version record decodes, is in an existing bucket, sits in a well-formed slot that
 // its version id names (the null version's in its head's Null), keeps the tag limits,
-// and names whole data no other version names (the current record is a copy of its
-// newest version and shares its data); a delete marker has no data; every key with
+// names whole data no other version names (the current record is a copy of its
+// newest version and shares its data), and has a well-formed encryption record
+// (checkEncryption); a delete marker has no data and no encryption; every key with
 // version records has a head whose sequence number is at least every slot's, and no
 // head is without records; the current record exists exactly when the newest version
 // is not a delete marker, and is that version, byte for byte (or decoded, field for
@@ -96,10 +97,13 @@ func checkVersions(tables map[string]map[string][]byte, buckets map[string]Bucke
 			}
 			checkLock("version "+label, &ver.m, buckets[bucket], bad)
 			if ver.m.DeleteMarker {
-				if ver.m.UUID != "" || ver.m.Size != 0 || len(ver.m.Parts) > 0 {
+				if ver.m.UUID != "" || ver.m.Size != 0 || len(ver.m.Parts) > 0 || ver.m.SSE != nil {
 					bad("s3: delete marker %s names data", label)
 				}
 				continue
+			}
+			if err := checkEncryption(&ver.m); err != nil {
+				bad("s3: version %s: %v", label, err)
 			}
 			if i == 0 && cur != nil && cur.UUID == ver.m.UUID {
 				continue // the current record's data, checked with it

@@ -74,12 +74,13 @@ func (s *Service) CopyObject(ctx context.Context, r Requester, srcBucket, srcKey
 }
 
 // CopyPart stores part n of an upload from bytes [off, off+length) of the source
-// object (READ on the source); length < 0 copies the whole object. A range outside the
-// source is InvalidArgument (as AWS answers). keys are the SSE-C keys of the source and
-// the upload.
-func (s *Service) CopyPart(ctx context.Context, r Requester, srcBucket, srcKey, bucket, key, uploadID string, n int,
+// object's version srcVersion ("": the current one; READ on the source, and
+// s3:GetObjectVersion for a version named, as CopyObject); length < 0 copies the whole
+// object. A range outside the source is InvalidArgument (as AWS answers). keys are
+// the SSE-C keys of the source and the upload.
+func (s *Service) CopyPart(ctx context.Context, r Requester, srcBucket, srcKey, srcVersion, bucket, key, uploadID string, n int,
 	off, length int64, check func(*Manifest) error, keys CopyKeys) (*PartInfo, error) {
-	src, err := s.OpenObject(ctx, r, srcBucket, srcKey)
+	src, err := s.openObject(ctx, r, srcBucket, srcKey, srcVersion, PermRead)
 	if err != nil {
 		return nil, err
 	}

@@ -44,10 +44,43 @@ type Encryption struct {
 	WrappedKey []byte `json:"wrapped_key"`
 	// NoncePrefix is the object's random nonce prefix.
 	NoncePrefix []byte `json:"nonce_prefix"`
-	// CustomerKeyMD5, for SSE-C, is the base64 MD5 of the customer's key, as AWS
-	// echoes it (the MD5 of a random 256-bit key reveals nothing of it).
+	// Format is the sealing format (core/s3/sse): 0 for version 1 (extents bound to
+	// their ids only: the records of the first release), sseFormat for version 2
+	// (extents bound to their part numbers, the layout authenticated).
+	Format int `json:"format,omitempty"`
+	// Layout, for format 2, is the MAC of the object's extents in order (sse.Layout).
+	// Every format 2 object has one but an SSE-C multipart object completed on a server
+	// without a master key (the completion is not given the customer's key).
+	Layout []byte `json:"layout,omitempty"`
+	// WrappedLayoutKey, on an SSE-C multipart upload's record only, is its layout key
+	// wrapped with the master key (when the server has one), for the completion to
+	// compute Layout.
+	WrappedLayoutKey []byte `json:"wrapped_layout_key,omitempty"`
+	// CustomerKeyMD5, for SSE-C, is the base64 MD5 of the customer's key, kept on a
+	// multipart upload's record only, for CompleteMultipartUpload to echo (the upload
+	// record is gone once completed or aborted). A manifest keeps none: an unsalted
+	// hash would link the objects of one key and could be looked up; GET, HEAD and copy
+	// echo the MD5 the request gives with the key. Manifests written before may carry
+	// it: it is ignored.
 	CustomerKeyMD5 string `json:"customer_key_md5,omitempty"`
 }
+
+// stored returns e as a manifest keeps it: without the customer key's MD5 (nil for
+// nil).
+func (e *Encryption) stored() *Encryption {
+	if e == nil {
+		return nil
+	}
+	c := *e
+	c.CustomerKeyMD5, c.WrappedLayoutKey = "", nil
+	return &c
+}
+
+// sseFormat is the sealing format of new objects and uploads (see Encryption.Format).
+const sseFormat = 2
+
+// errLayout means an encrypted object's record names data it was not completed with.
+var errLayout = errors.New("s3: the encrypted object's layout fails authentication: its record names other data than it was stored with")
 
 // CustomerKey is an SSE-C key as a request gives it, checked by the interface: the 32
 // key bytes and the base64 MD5 the request named.
@@ -90,21 +123,115 @@ var (
 type dataKey struct {
 	key, prefix []byte
 	customer    bool
+	format      int  // Encryption.Format
+	bound       bool // an SSE-C key whose object must have a layout MAC (sse.WrapCustomerKeyBound)
+}
+
+// stream returns the sealing stream of the extent id, part number part, of size
+// plaintext bytes: by the key's format.
+func (k *dataKey) stream(id []byte, part int, size int64) (*sse.Stream, error) {
+	if k.format < sseFormat {
+		return sse.NewStream(k.key, k.prefix, id, size)
+	}
+	return sse.NewPartStream(k.key, k.prefix, id, uint32(part), size)
+}
+
+// layoutOf returns the layout entries of extents (Extent.Part, ids decoded).
+func layoutOf(extents []Extent) ([]sse.LayoutEntry, error) {
+	out := make([]sse.LayoutEntry, len(extents))
+	for i, e := range extents {
+		id, err := hex.DecodeString(e.ID)
+		if err != nil {
+			return nil, wrapf(err, "extent id")
+		}
+		out[i] = sse.LayoutEntry{Part: uint32(e.Part), ID: id, Size: e.Size}
+	}
+	return out, nil
+}
+
+// setLayout stores on m's encryption record the MAC of its extents under layoutKey.
+func setLayout(m *Manifest, layoutKey []byte) error {
+	entries, err := layoutOf(m.Extents())
+	if err != nil {
+		return err
+	}
+	m.SSE.Layout = sse.Layout(layoutKey, entries)
+	return nil
+}
+
+// checkLayout verifies, with its data key k, that the format 2 object m has the
+// layout it was stored with: its parts in ascending part numbers (1 up; an object
+// stored whole is part 0) and its Layout MAC, which only an SSE-C multipart object
+// completed without a master key lacks.
+func checkLayout(m *Manifest, k *dataKey) error {
+	if k == nil || k.format < sseFormat {
+		return nil
+	}
+	for i, p := range m.Parts {
+		if p.Part < 1 || i > 0 && p.Part <= m.Parts[i-1].Part {
+			return errLayout
+		}
+	}
+	if m.SSE.Layout == nil {
+		if k.customer && !k.bound {
+			return nil // an SSE-C multipart object completed without a layout key
+		}
+		return errLayout
+	}
+	entries, err := layoutOf(m.Extents())
+	if err != nil {
+		return err
+	}
+	if sse.CheckLayout(sse.LayoutKey(k.key), entries, m.SSE.Layout) != nil {
+		return errLayout
+	}
+	return nil
+}
+
+// completionLayoutKey returns the layout key with which the completion of upload u
+// authenticates its object's layout: the data key's for SSE-S3 (the master key opens
+// it), the wrapped one of an SSE-C upload (WrappedLayoutKey); nil for an upload stored
+// in clear or of format 1, or an SSE-C upload without one.
+func (s *Service) completionLayoutKey(u *Upload) ([]byte, error) {
+	e := u.SSE
+	switch {
+	case e == nil || e.Format < sseFormat:
+		return nil, nil
+	case !e.Customer:
+		k, err := s.openServerKey(e)
+		if err != nil {
+			return nil, err
+		}
+		return sse.LayoutKey(k.key), nil
+	case e.WrappedLayoutKey == nil || s.cfg.MasterKey == nil:
+		return nil, nil
+	}
+	lk, err := s.cfg.MasterKey.UnwrapLayoutKey(e.WrappedLayoutKey)
+	if err != nil {
+		return nil, wrapf(err, "unwrap layout key")
+	}
+	return lk, nil
 }
 
 // newEncryption returns the encryption record and data key of a new object (or
 // upload) in bucket b that request q asks for: SSE-C with q's key, SSE-S3 when q or
-// the bucket's default asks for it, nil otherwise.
-func (s *Service) newEncryption(b *Bucket, q SSERequest) (*Encryption, *dataKey, error) {
+// the bucket's default asks for it, nil otherwise. layout says the object will have a
+// layout MAC (an object stored whole always; an upload's completion when the server
+// has a master key): an SSE-C data key is then wrapped bound to it.
+func (s *Service) newEncryption(b *Bucket, q SSERequest, layout bool) (*Encryption, *dataKey, error) {
 	if !q.requested() && b.Encryption == nil {
 		return nil, nil, nil
 	}
-	dk := &dataKey{key: sse.NewKey(), prefix: sse.NewNoncePrefix(), customer: q.Customer != nil}
-	enc := &Encryption{Algorithm: SSEAlgorithm, NoncePrefix: dk.prefix}
+	dk := &dataKey{key: sse.NewKey(), prefix: sse.NewNoncePrefix(), customer: q.Customer != nil, format: sseFormat}
+	enc := &Encryption{Algorithm: SSEAlgorithm, NoncePrefix: dk.prefix, Format: sseFormat}
 	var err error
 	if q.Customer != nil {
-		enc.Customer, enc.CustomerKeyMD5 = true, q.Customer.MD5
-		enc.WrappedKey, err = sse.WrapCustomerKey(q.Customer.Key, dk.key)
+		enc.Customer = true
+		wrap := sse.WrapCustomerKey
+		if layout {
+			wrap, dk.bound = sse.WrapCustomerKeyBound, true
+		}
+		enc.WrappedKey, err = wrap(q.Customer.Key, dk.key)
 	} else {
 		if s.cfg.MasterKey == nil {
 			return nil, nil, errNoMasterKey
@@ -134,14 +261,14 @@ func (s *Service) openKey(enc *Encryption, ck *CustomerKey) (*dataKey, error) {
 	if ck == nil {
 		return nil, errSSEKeyMissing
 	}
-	k, err := sse.UnwrapCustomerKey(ck.Key, enc.WrappedKey)
+	k, bound, err := sse.UnwrapCustomerKeyAny(ck.Key, enc.WrappedKey)
 	if errors.Is(err, sse.ErrAuth) {
 		return nil, errAccessDenied
 	}
 	if err != nil {
 		return nil, wrapf(err, "unwrap data key")
 	}
-	return &dataKey{key: k, prefix: enc.NoncePrefix, customer: true}, nil
+	return &dataKey{key: k, prefix: enc.NoncePrefix, customer: true, format: enc.Format, bound: bound}, nil
 }
 
 // openServerKey unwraps an SSE-S3 data key with the master key.
@@ -157,7 +284,7 @@ func (s *Service) openServerKey(enc *Encryption) (*dataKey, error) {
 	if err != nil {
 		return nil, wrapf(err, "unwrap data key")
 	}
-	return &dataKey{key: k, prefix: enc.NoncePrefix}, nil
+	return &dataKey{key: k, prefix: enc.NoncePrefix, format: enc.Format}, nil
 }
 
 // etag returns the ETag of data with MD5 sum stored with k: the hex MD5 for plain and
@@ -180,10 +307,11 @@ type sealedBody struct {
 	enc  *sse.Encrypter
 }
 
-// sealBody returns in with its body sealed for the extent id (Size the sealed size, no
-// MD5: the sealed body checks the plaintext's MD5 and end itself, as finishBody does).
-func (k *dataKey) sealBody(id []byte, in PutInput) (PutInput, *sealedBody, error) {
-	st, err := sse.NewStream(k.key, k.prefix, id, in.Size)
+// sealBody returns in with its body sealed for the extent id, part number part (Size
+// the sealed size, no MD5: the sealed body checks the plaintext's MD5 and end itself,
+// as finishBody does).
+func (k *dataKey) sealBody(id []byte, part int, in PutInput) (PutInput, *sealedBody, error) {
+	st, err := k.stream(id, part, in.Size)
 	if err != nil {
 		return in, nil, wrapf(err, "encrypt")
 	}
@@ -220,6 +348,9 @@ func (o *Object) Unseal(ck *CustomerKey) error {
 	if err != nil {
 		return err
 	}
+	if err := checkLayout(o.Manifest, k); err != nil {
+		return err
+	}
 	o.key = k
 	return nil
 }
@@ -235,7 +366,7 @@ func (o *Object) writeSealed(ctx context.Context, w io.Writer, e Extent, off, n 
 	if err != nil {
 		return wrapf(err, "read data")
 	}
-	st, err := sse.NewStream(o.key.key, o.key.prefix, id, e.Size)
+	st, err := o.key.stream(id, e.Part, e.Size)
 	if err != nil {
 		return wrapf(err, "read data")
 	}
@@ -364,6 +495,9 @@ func checkEncryption(m *Manifest) error {
 		}
 		return nil
 	}
+	// Only an SSE-C multipart object completed without a master key lacks a layout MAC
+	// (which a reader with the key tells apart: sse.WrapCustomerKeyBound).
+	layoutOptional := e.Customer && (len(m.Parts) > 0 || m.Size == 0)
 	switch {
 	case sealed != len(m.Extents()):
 		return errors.New("encryption record and extents stored in clear")
@@ -373,8 +507,16 @@ func checkEncryption(m *Manifest) error {
 		return fmt.Errorf("nonce prefix of %d bytes", len(e.NoncePrefix))
 	case len(e.WrappedKey) != sse.WrappedSize:
 		return fmt.Errorf("wrapped data key of %d bytes", len(e.WrappedKey))
-	case e.Customer && (e.MasterKeyID != "" || len(e.CustomerKeyMD5) != 24):
-		return errors.New("SSE-C record with a master key id or without its key's MD5")
+	case e.Format != 0 && e.Format != sseFormat:
+		return fmt.Errorf("sealing format %d", e.Format)
+	case e.Format == 0 && e.Layout != nil || e.Layout != nil && len(e.Layout) != sha256.Size:
+		return fmt.Errorf("layout MAC of %d bytes (format %d)", len(e.Layout), e.Format)
+	case e.Format == sseFormat && e.Layout == nil && !layoutOptional:
+		return errors.New("no layout MAC")
+	case e.WrappedLayoutKey != nil:
+		return errors.New("a wrapped layout key on an object")
+	case e.Customer && (e.MasterKeyID != "" || e.CustomerKeyMD5 != "" && len(e.CustomerKeyMD5) != 24):
+		return errors.New("SSE-C record with a master key id or a malformed key MD5")
 	case !e.Customer && (e.MasterKeyID == "" || e.CustomerKeyMD5 != ""):
 		return errors.New("SSE-S3 record without a master key id or with a customer key's MD5")
 	}
@@ -390,14 +532,23 @@ type KeyCheckReport struct {
 	Problems int
 }
 
-// CheckKeys unwraps, with the master key mk, the data key of every SSE-S3 object and
-// upload of db, without changing anything: the error names the first maxCheckErrors
-// that do not open.
+// CheckKeys unwraps, with the master key mk, the data key of every SSE-S3 object
+// (current records and every version, delete markers having none) and upload of db,
+// without changing anything: the error names the first maxCheckErrors that do not
+// open. A data key is counted once however many records name it (a current record and
+// its version are copies).
 func CheckKeys(db storage.Store, mk *sse.MasterKey) (KeyCheckReport, error) {
 	var rep KeyCheckReport
 	var errs []error
 	s := &Service{cfg: Config{MasterKey: mk}}
+	seen := map[string]bool{} // wrapped data keys checked
 	check := func(what string, e *Encryption) {
+		if e != nil {
+			if seen[string(e.WrappedKey)] {
+				return
+			}
+			seen[string(e.WrappedKey)] = true
+		}
 		switch {
 		case e == nil:
 		case e.Customer:
@@ -412,7 +563,7 @@ func CheckKeys(db storage.Store, mk *sse.MasterKey) (KeyCheckReport, error) {
 			}
 		}
 	}
-	for _, table := range []string{"o", "mu"} {
+	for _, table := range []string{"o", "v", "mu"} {
 		it := db.IteratePrefix(storage.KeyString(storage.TagS3, table))
 		for it.Next() {
 			var rec struct {

@@ -275,9 +275,9 @@ func TestSSEMultipart(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = s.CopyPart(ctx, alice, "bkt", "src", "bkt", "mp", u.ID, 2, 1000, 100000, nil, CopyKeys{})
+	_, err = s.CopyPart(ctx, alice, "bkt", "src", "", "bkt", "mp", u.ID, 2, 1000, 100000, nil, CopyKeys{})
 	wantCode(t, err, InvalidRequest) // the upload's key is missing
-	p2, err := s.CopyPart(ctx, alice, "bkt", "src", "bkt", "mp", u.ID, 2, 1000, 100000, nil, CopyKeys{Dest: ck})
+	p2, err := s.CopyPart(ctx, alice, "bkt", "src", "", "bkt", "mp", u.ID, 2, 1000, 100000, nil, CopyKeys{Dest: ck})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -446,8 +446,13 @@ func TestCheckEncryption(t *testing.T) {
 		"algorithm":        func(m *Manifest) { m.SSE.Algorithm = "aws:kms" },
 		"nonce":            func(m *Manifest) { m.SSE.NoncePrefix = nil },
 		"wrapped key":      func(m *Manifest) { m.SSE.WrappedKey = m.SSE.WrappedKey[1:] },
-		"sse-c, no md5":    func(m *Manifest) { m.SSE.Customer, m.SSE.MasterKeyID = true, "" },
+		"sse-c, bad md5":   func(m *Manifest) { m.SSE.Customer, m.SSE.MasterKeyID, m.SSE.CustomerKeyMD5 = true, "", "short" },
 		"sse-s3 no key id": func(m *Manifest) { m.SSE.MasterKeyID = "" },
+		"unknown format":   func(m *Manifest) { m.SSE.Format = 3 },
+		"format 2, no MAC": func(m *Manifest) { m.SSE.Format = sseFormat },
+		"format 1 MAC":     func(m *Manifest) { m.SSE.Layout = make([]byte, 32) },
+		"short MAC":        func(m *Manifest) { m.SSE.Format, m.SSE.Layout = sseFormat, make([]byte, 16) },
+		"layout key kept":  func(m *Manifest) { m.SSE.WrappedLayoutKey = make([]byte, sse.WrappedSize) },
 	} {
 		m := good()
 		change(m)

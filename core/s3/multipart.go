@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/cairnkv/cairn/core/s3/s3types"
+	"github.com/cairnkv/cairn/core/s3/sse"
 	"github.com/cairnkv/cairn/core/storage"
 )
 
@@ -190,9 +191,17 @@ func (s *Service) CreateUpload(ctx context.Context, r Requester, bucket, key str
 	if err != nil {
 		return nil, err
 	}
-	enc, _, err := s.newEncryption(b, in.SSE)
+	enc, dk, err := s.newEncryption(b, in.SSE, s.cfg.MasterKey != nil)
 	if err != nil {
 		return nil, err
+	}
+	if in.SSE.Customer != nil {
+		enc.CustomerKeyMD5 = in.SSE.Customer.MD5 // for CompleteMultipartUpload's answer
+		if mk := s.cfg.MasterKey; mk != nil {
+			if enc.WrappedLayoutKey, err = mk.WrapLayoutKey(sse.LayoutKey(dk.key)); err != nil {
+				return nil, wrapf(err, "wrap layout key")
+			}
+		}
 	}
 	id := make([]byte, 16)
 	_, _ = rand.Read(id)
@@ -270,7 +279,7 @@ func (s *Service) PutPart(ctx context.Context, r Requester, bucket, key, uploadI
 		return nil, err
 	}
 	data := new(writes)
-	ext, sum, err := s.storeData(ctx, in, data, writeRecord{Bucket: bucket, Key: key}, seal)
+	ext, sum, err := s.storeData(ctx, in, data, writeRecord{Bucket: bucket, Key: key}, seal, n)
 	if err != nil {
 		return nil, err
 	}
@@ -359,7 +368,9 @@ func queueExtent(batch *storage.Batch, e Extent) {
 // bucket). Parts must be ascending (InvalidPartOrder), uploaded with the given ETags
 // (InvalidPart), and all but the last at least MinPartSize (EntityTooSmall). Parts not
 // named are collected. The object's ETag is the MD5 of the parts' binary MD5s, "-", and
-// the number of parts. No data is copied: the manifest names the parts' data.
+// the number of parts. No data is copied: the manifest names the parts' data. For an
+// SSE-C upload the manifest returned carries the upload's key MD5 (for the answer to
+// echo); the one stored has none.
 func (s *Service) CompleteUpload(ctx context.Context, r Requester, bucket, key, uploadID string, want []CompletePart, conds WriteConditions) (*Manifest, error) {
 	if err := conds.validate(); err != nil {
 		return nil, err
@@ -382,6 +393,7 @@ func (s *Service) CompleteUpload(ctx context.Context, r Requester, bucket, key, 
 	l.Lock()
 	defer l.Unlock()
 	var m *Manifest
+	keyMD5 := ""
 	err := s.update(ctx, "complete "+bucket+"/"+key, func(t *txn) error {
 		u, err := s.upload(t.get, bucket, key, uploadID)
 		if IsCode(err, NoSuchUpload) {
@@ -391,11 +403,19 @@ func (s *Service) CompleteUpload(ctx context.Context, r Requester, bucket, key, 
 		if err != nil {
 			return err
 		}
+		if u.SSE != nil {
+			keyMD5 = u.SSE.CustomerKeyMD5
+		}
 		m, err = s.completeIn(t, u, want, conds)
 		return err
 	})
 	if err != nil {
 		return nil, err
+	}
+	if keyMD5 != "" && m.SSE != nil {
+		e := *m.SSE
+		e.CustomerKeyMD5 = keyMD5
+		m.SSE = &e
 	}
 	s.gc.wake() // parts left out of the object, the version replaced
 	return m, nil
@@ -416,7 +436,7 @@ func (s *Service) completeIn(t *txn, u *Upload, want []CompletePart, conds Write
 	invalid := Errorf(InvalidPart, "One or more of the specified parts could not be found. The part may not have been uploaded, or the specified entity tag may not match the part's entity tag.")
 	h := md5.New()
 	m := &Manifest{ChunkSize: s.cfg.ChunkSize, ContentType: u.ContentType, Meta: u.Meta, Headers: u.Headers,
-		Owner: u.Owner, ACL: u.ACL, Tags: u.Tags, SSE: u.SSE, Retention: u.Retention, LegalHold: u.LegalHold}
+		Owner: u.Owner, ACL: u.ACL, Tags: u.Tags, SSE: u.SSE.stored(), Retention: u.Retention, LegalHold: u.LegalHold}
 	used := map[int]bool{}
 	for i, w := range want {
 		p, ok := byNumber[w.Number]
@@ -445,6 +465,15 @@ func (s *Service) completeIn(t *txn, u *Upload, want []CompletePart, conds Write
 	_, _ = rand.Read(id)
 	m.UUID = hex.EncodeToString(id)
 	m.LastModified = time.Now().UTC().Truncate(time.Millisecond)
+	lk, err := s.completionLayoutKey(u)
+	if err != nil {
+		return nil, err
+	}
+	if lk != nil {
+		if err := setLayout(m, lk); err != nil {
+			return nil, err
+		}
+	}
 	t.b.Delete(uploadKey(u.Bucket, u.Key, u.ID))
 	for _, p := range have {
 		t.b.Delete(partKey(u.ID, p.Number))

@@ -210,15 +210,15 @@ func TestCopy(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			p1, err := s.CopyPart(ctx, alice, "src", "k", "src", "assembled", u.ID, 1, 10, 30, nil, CopyKeys{})
+			p1, err := s.CopyPart(ctx, alice, "src", "k", "", "src", "assembled", u.ID, 1, 10, 30, nil, CopyKeys{})
 			if err != nil {
 				t.Fatal(err)
 			}
-			p2, err := s.CopyPart(ctx, alice, "src", "k", "src", "assembled", u.ID, 2, -1, -1, nil, CopyKeys{})
+			p2, err := s.CopyPart(ctx, alice, "src", "k", "", "src", "assembled", u.ID, 2, -1, -1, nil, CopyKeys{})
 			if err != nil {
 				t.Fatal(err)
 			}
-			_, err = s.CopyPart(ctx, alice, "src", "k", "src", "assembled", u.ID, 3, 60, 20, nil, CopyKeys{})
+			_, err = s.CopyPart(ctx, alice, "src", "k", "", "src", "assembled", u.ID, 3, 60, 20, nil, CopyKeys{})
 			wantCode(t, err, InvalidArgument)
 			if _, err := s.CompleteUpload(ctx, alice, "src", "assembled", u.ID, []CompletePart{{Number: 1, ETag: p1.ETag}, {Number: 2, ETag: p2.ETag}}, WriteConditions{}); err != nil {
 				t.Fatal(err)

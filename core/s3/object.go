@@ -13,6 +13,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/cairnkv/cairn/core/s3/sse"
 	"github.com/cairnkv/cairn/core/storage"
 )
 
@@ -167,18 +168,24 @@ func (s *Service) PutObject(ctx context.Context, r Requester, bucket, key string
 	if err := s.precheck(bucket, key, in.Conditions); err != nil {
 		return nil, err // refused before the body is stored; the commit checks again
 	}
-	enc, seal, err := s.newEncryption(b, in.SSE)
+	enc, seal, err := s.newEncryption(b, in.SSE, true)
 	if err != nil {
 		return nil, err
 	}
 	data := new(writes)
-	ext, sum, err := s.storeData(ctx, in, data, writeRecord{Bucket: bucket, Key: key}, seal)
+	ext, sum, err := s.storeData(ctx, in, data, writeRecord{Bucket: bucket, Key: key}, seal, 0)
 	if err != nil {
 		return nil, err
 	}
 	m := &Manifest{UUID: ext.ID, Size: in.Size, ChunkSize: ext.ChunkSize, Blob: ext.Blob, ETag: seal.etag(sum),
 		ContentType: in.ContentType, Meta: in.Meta, Headers: in.Headers, Owner: owner, ACL: acl, Tags: in.Tags, SSE: enc,
 		Retention: in.Lock.Retention, LegalHold: in.Lock.LegalHold}
+	if seal != nil {
+		if err := setLayout(m, sse.LayoutKey(seal.key)); err != nil {
+			s.abandonExtent(ext)
+			return nil, err
+		}
+	}
 	if err := s.commit(ctx, bucket, key, m, data, in.Conditions); err != nil {
 		s.abandonExtent(ext)
 		return nil, err
@@ -216,14 +223,15 @@ func newObjectACL(in PutInput, owner Owner, b *Bucket) (ACL, error) {
 // caller's commit); a larger body is written now, as a blob (or chunk records without a
 // blob store), owned meanwhile by a "w" record that commit deletes. On failure nothing
 // is left behind but collection work. With seal, the data is stored sealed with it
-// (Extent.Sealed) and the MD5 is the plaintext's.
-func (s *Service) storeData(ctx context.Context, in PutInput, commit *writes, rec writeRecord, seal *dataKey) (Extent, []byte, error) {
+// (Extent.Sealed), bound to part number part (0: an object stored whole; see
+// Extent.Part), and the MD5 is the plaintext's.
+func (s *Service) storeData(ctx context.Context, in PutInput, commit *writes, rec writeRecord, seal *dataKey, part int) (Extent, []byte, error) {
 	id := make([]byte, 16)
 	_, _ = rand.Read(id)
 	var sealed *sealedBody
 	if seal != nil {
 		var err error
-		if in, sealed, err = seal.sealBody(id, in); err != nil {
+		if in, sealed, err = seal.sealBody(id, part, in); err != nil {
 			return Extent{}, nil, err
 		}
 		defer sealed.enc.Close()
@@ -256,6 +264,9 @@ func (s *Service) storeData(ctx context.Context, in PutInput, commit *writes, re
 	}
 	if sealed != nil {
 		ext.Size, ext.Sealed, sum = sealed.size, true, sealed.sum.Sum(nil)
+		if seal.format >= sseFormat {
+			ext.Part = part
+		}
 	}
 	return ext, sum, nil
 }

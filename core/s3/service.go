@@ -30,7 +30,8 @@
 // where the store keeps them.
 //
 // An encrypted object (Manifest.SSE) keeps the same layout with sealed data (see
-// encryption.go and core/s3/sse).
+// encryption.go and core/s3/sse): in format 2 each part sealed bound to its part number
+// (Extent.Part) and the ordered extents authenticated by Encryption.Layout.
 //
 // A PUT writes its chunks under a fresh chunk id, then switches the object's manifest to
 // it in one synced batch that also queues the previous version's chunks for collection.

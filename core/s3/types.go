@@ -101,6 +101,9 @@ type Extent struct {
 	// Sealed says the data is stored encrypted (core/s3/sse): Size is the plaintext's,
 	// the chunks or blob hold sse.SealedSize(Size) bytes.
 	Sealed bool `json:"sealed,omitempty"`
+	// Part, for a part sealed in format 2 (Encryption.Format), is its part number, to
+	// which its segments are bound (0 otherwise).
+	Part int `json:"part,omitempty"`
 }
 
 // Extents returns where the object's data is, in order.

@@ -89,17 +89,11 @@ func (c *call) bodyChecks(withMD5 bool) ([]*bodyCheck, error) {
 			out = append(out, &bodyCheck{name: "Content-MD5", want: sum, h: md5.New()})
 		}
 	}
-	for _, fc := range flexibleChecksums {
-		v := c.header(fc.header)
-		if v == "" {
-			continue
-		}
-		want, err := fc.decode(v)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, &bodyCheck{name: fc.name, want: want, h: fc.hash()})
+	flex, err := flexibleChecks(func(fc flexibleChecksum) string { return c.header(fc.header) })
+	if err != nil {
+		return nil, err
 	}
+	out = append(out, flex...)
 	if !c.hasTrailers() {
 		return out, nil
 	}
@@ -117,6 +111,25 @@ func (c *call) bodyChecks(withMD5 bool) ([]*bodyCheck, error) {
 		}
 		fc := flexibleChecksums[i]
 		out = append(out, &bodyCheck{name: fc.name, fromTrailer: true, alg: fc, h: fc.hash()})
+	}
+	return out, nil
+}
+
+// flexibleChecks returns the checks of the flexible checksums value gives (a header,
+// or a POST form's field; "" when absent): a value that is not the base64 of the
+// algorithm's digest is 400 InvalidRequest.
+func flexibleChecks(value func(flexibleChecksum) string) ([]*bodyCheck, error) {
+	var out []*bodyCheck
+	for _, fc := range flexibleChecksums {
+		v := value(fc)
+		if v == "" {
+			continue
+		}
+		want, err := fc.decode(v)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, &bodyCheck{name: fc.name, want: want, h: fc.hash()})
 	}
 	return out, nil
 }

@@ -64,23 +64,19 @@ func (c *call) copyObject() {
 		c.fail(err)
 		return
 	}
-	c.echoSSE(m.SSE)
+	c.echoSSE(m.SSE, in.SSE.Customer)
 	c.setCopySourceVersion(srcBucket, srcVersion, src)
 	c.setVersionHeader(m)
 	c.writeXML(s3xml.MarshalCopyObjectResult(m.LastModified, m.ETag))
 }
 
 // uploadPartCopy answers PUT ?partNumber=N&uploadId=U with x-amz-copy-source: part n
-// is copied from the source, whole or the x-amz-copy-source-range bytes, under the same
-// conditions as a copy.
+// is copied from the source (the version its ?versionId names, else the current one),
+// whole or the x-amz-copy-source-range bytes, under the same conditions as a copy.
 func (c *call) uploadPartCopy(uploadID string, n int) {
 	srcBucket, srcKey, srcVersion, err := parseCopySource(c.header("Copy-Source"))
 	if err != nil {
 		c.fail(err)
-		return
-	}
-	if srcVersion != "" && srcVersion != s3.NullVersionID {
-		c.notImplemented("upload part copy from a source version")
 		return
 	}
 	off, length := int64(0), int64(-1)
@@ -98,12 +94,13 @@ func (c *call) uploadPartCopy(uploadID string, n int) {
 		c.fail(err)
 		return
 	}
-	p, err := c.a.svc.CopyPart(c.r.Context(), c.who, srcBucket, srcKey, c.bucket, c.key, uploadID, n, off, length, c.copyConditions(), keys)
+	p, err := c.a.svc.CopyPart(c.r.Context(), c.who, srcBucket, srcKey, srcVersion, c.bucket, c.key, uploadID, n, off, length, c.copyConditions(), keys)
 	if err != nil {
 		c.fail(err)
 		return
 	}
 	c.echoPartSSE(p, keys.Dest)
+	c.setCopySourceVersion(srcBucket, srcVersion, nil)
 	c.writeXML(s3xml.MarshalCopyPartResult(p.LastModified, p.ETag))
 }
 

@@ -3,6 +3,7 @@ package s3api
 import (
 	"encoding/xml"
 	"net/http"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -202,7 +203,7 @@ func TestUploadPartCopy(t *testing.T) {
 	}{
 		{"bad range", 400, s3.InvalidArgument, map[string]string{"X-Amz-Copy-Source": "/bkt/src", "X-Amz-Copy-Source-Range": "bytes=5-"}, ""},
 		{"range past the end", 400, s3.InvalidArgument, map[string]string{"X-Amz-Copy-Source": "/bkt/src", "X-Amz-Copy-Source-Range": "bytes=0-20"}, ""},
-		{"a version", 501, s3.NotImplemented, map[string]string{"X-Amz-Copy-Source": "/bkt/src?versionId=AAAAAAAAAAAAAAAAAAAAAA"}, ""},
+		{"an unknown version", 404, s3.NoSuchVersion, map[string]string{"X-Amz-Copy-Source": "/bkt/src?versionId=AAAAAAAAAAAAAAAAAAAAAA"}, ""},
 		{"missing source", 404, s3.NoSuchKey, map[string]string{"X-Amz-Copy-Source": "/bkt/nope"}, ""},
 		{"condition", 412, s3.PreconditionFailed, map[string]string{"X-Amz-Copy-Source": "/bkt/src", "X-Amz-Copy-Source-If-None-Match": "*"}, ""},
 		{"bad part number", 400, s3.InvalidArgument, map[string]string{"X-Amz-Copy-Source": "/bkt/src"}, "partNumber=0&uploadId=" + id},
@@ -225,6 +226,37 @@ func TestUploadPartCopy(t *testing.T) {
 	}
 	r = e.must(200, mpReq{method: "GET", path: "/bkt/dst", as: e.alice})
 	if r.body != data[:10]+data {
+		t.Fatalf("object %q", r.body)
+	}
+}
+
+// TestUploadPartCopyVersion: UploadPartCopy from a source version copies that version,
+// not the current one (the null version, and a version named by its id), and answers
+// x-amz-copy-source-version-id.
+func TestUploadPartCopyVersion(t *testing.T) {
+	e := newMPEnv(t)
+	e.bucket("bkt", e.alice)
+	e.put("/bkt/src", "NULL-VERSION", e.alice)
+	e.must(200, mpReq{method: "PUT", path: "/bkt", query: "versioning", body: enabledDoc, as: e.alice})
+	v2 := e.put("/bkt/src", "SECOND-VERSION", e.alice).header.Get("X-Amz-Version-Id")
+	e.put("/bkt/src", "CURRENT-VERSION", e.alice)
+	id := e.initiate("/bkt/dst", e.alice)
+	var parts [][2]string
+	for i, c := range []struct{ version, data string }{{"null", "NULL-VERSION"}, {v2, "SECOND-VERSION"}, {"", "CURRENT-VERSION"}} {
+		src := "/bkt/src"
+		if c.version != "" {
+			src += "?versionId=" + c.version
+		}
+		n := strconv.Itoa(i + 1)
+		r := e.put("/bkt/dst?partNumber="+n+"&uploadId="+id, "", e.alice, "X-Amz-Copy-Source", src)
+		etag, _ := copyResult(t, "CopyPartResult", r.body)
+		if etag != `"`+md5hex(c.data)+`"` || r.header.Get("X-Amz-Copy-Source-Version-Id") != c.version {
+			t.Fatalf("part copy from version %q: %s %v", c.version, r.body, r.header)
+		}
+		parts = append(parts, [2]string{n, etag})
+	}
+	e.must(200, mpReq{method: "POST", path: "/bkt/dst", query: "uploadId=" + id, as: e.alice, body: completeBody(parts...)})
+	if r := e.must(200, mpReq{method: "GET", path: "/bkt/dst", as: e.alice}); r.body != "NULL-VERSIONSECOND-VERSIONCURRENT-VERSION" {
 		t.Fatalf("object %q", r.body)
 	}
 }

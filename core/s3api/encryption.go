@@ -18,14 +18,37 @@ var kmsHeaders = []string{"server-side-encryption-aws-kms-key-id", "server-side-
 // errKMS answers the requests for KMS-managed keys.
 var errKMS = s3.Errorf(s3.NotImplemented, "A header or query you provided requested a function that is not implemented: server-side encryption with KMS keys (aws:kms) is not offered; use AES256")
 
-// sseRequest reads the encryption a write asks for (PUT, copy, multipart initiate):
-// x-amz-server-side-encryption AES256 (aws:kms is 501 NotImplemented, another value
-// 400 InvalidArgument) or the SSE-C headers (customerKey), not both (400
-// InvalidArgument). x-amz-server-side-encryption-bucket-key-enabled is accepted and
-// changes nothing.
-func (c *call) sseRequest() (s3.SSERequest, error) {
+// sseSource looks an encryption parameter up by its name after the vendor prefix
+// ("Server-Side-Encryption", "Server-Side-Encryption-Customer-Key", …): a request's
+// headers (call.headerPresent) or a POST form's fields (formSource). It says whether
+// the parameter was given, even empty.
+type sseSource func(name string) (string, bool)
+
+// formSource is the sseSource of a POST form's fields (lower-case names, see
+// formFields), under their x-amz- or x-obj- names.
+func formSource(fields map[string]string) sseSource {
+	return func(name string) (string, bool) {
+		for _, prefix := range [...]string{"x-amz-", "x-obj-"} {
+			if v, ok := fields[prefix+strings.ToLower(name)]; ok {
+				return v, true
+			}
+		}
+		return "", false
+	}
+}
+
+// sseRequest reads the encryption a write asks for in its headers (PUT, copy,
+// multipart initiate): see sseRequestFrom.
+func (c *call) sseRequest() (s3.SSERequest, error) { return sseRequestFrom(c.headerPresent) }
+
+// sseRequestFrom reads the encryption a write asks for from get (headers, or a POST
+// form's fields): x-amz-server-side-encryption AES256 (aws:kms is 501 NotImplemented,
+// another value 400 InvalidArgument) or the SSE-C parameters (customerKeyFrom), not
+// both (400 InvalidArgument). x-amz-server-side-encryption-bucket-key-enabled is
+// accepted and changes nothing.
+func sseRequestFrom(get sseSource) (s3.SSERequest, error) {
 	var q s3.SSERequest
-	if v, ok := c.headerPresent("Server-Side-Encryption"); ok {
+	if v, ok := get("Server-Side-Encryption"); ok {
 		switch v = strings.TrimSpace(v); {
 		case v == s3.SSEAlgorithm:
 			q.S3 = true
@@ -35,7 +58,7 @@ func (c *call) sseRequest() (s3.SSERequest, error) {
 			return q, s3.Errorf(s3.InvalidArgument, "The encryption method specified is not supported")
 		}
 	}
-	ck, err := c.customerKey("")
+	ck, err := customerKeyFrom(get, "")
 	if err != nil {
 		return q, err
 	}
@@ -47,14 +70,20 @@ func (c *call) sseRequest() (s3.SSERequest, error) {
 }
 
 // customerKey reads the SSE-C headers of the object written or read (prefix "") or of
-// a copy's source (prefix "Copy-Source-"): nil when there are none. The algorithm
-// must be AES256, the key the base64 of 32 bytes, its MD5 the base64 of the key's MD5;
-// a header missing or wrong is 400 InvalidArgument with AWS's texts.
+// a copy's source (prefix "Copy-Source-"): see customerKeyFrom.
 func (c *call) customerKey(prefix string) (*s3.CustomerKey, error) {
+	return customerKeyFrom(c.headerPresent, prefix)
+}
+
+// customerKeyFrom reads the SSE-C parameters from get (prefix "", or "Copy-Source-"
+// for a copy's source): nil when there are none. The algorithm must be AES256, the key
+// the base64 of 32 bytes, its MD5 the base64 of the key's MD5; one missing or wrong is
+// 400 InvalidArgument with AWS's texts.
+func customerKeyFrom(get sseSource, prefix string) (*s3.CustomerKey, error) {
 	base := prefix + "Server-Side-Encryption-Customer-"
-	alg, hasAlg := c.headerPresent(base + "Algorithm")
-	key, hasKey := c.headerPresent(base + "Key")
-	sum, hasSum := c.headerPresent(base + "Key-Md5")
+	alg, hasAlg := get(base + "Algorithm")
+	key, hasKey := get(base + "Key")
+	sum, hasSum := get(base + "Key-Md5")
 	if !hasAlg && !hasKey && !hasSum {
 		return nil, nil
 	}
@@ -81,8 +110,9 @@ func (c *call) customerKey(prefix string) (*s3.CustomerKey, error) {
 
 // echoSSE sets the response headers that say how the object (or upload, or part) is
 // encrypted: x-amz-server-side-encryption for SSE-S3, the SSE-C algorithm and key MD5
-// for SSE-C; nothing for data stored in clear.
-func (c *call) echoSSE(e *s3.Encryption) {
+// for SSE-C (the MD5 of ck, the request's key, else the record's: an upload's); nothing
+// for data stored in clear.
+func (c *call) echoSSE(e *s3.Encryption, ck *s3.CustomerKey) {
 	if e == nil {
 		return
 	}
@@ -92,7 +122,13 @@ func (c *call) echoSSE(e *s3.Encryption) {
 		return
 	}
 	h[c.names.prefix+"server-side-encryption-customer-algorithm"] = []string{s3.SSEAlgorithm}
-	h[c.names.prefix+"server-side-encryption-customer-key-md5"] = []string{e.CustomerKeyMD5}
+	sum := e.CustomerKeyMD5
+	if ck != nil {
+		sum = ck.MD5
+	}
+	if sum != "" {
+		h[c.names.prefix+"server-side-encryption-customer-key-md5"] = []string{sum}
+	}
 }
 
 // echoPartSSE echoes the encryption of a part stored with the request's SSE-C key ck
@@ -101,9 +137,9 @@ func (c *call) echoPartSSE(p *s3.PartInfo, ck *s3.CustomerKey) {
 	switch {
 	case !p.Extent.Sealed:
 	case ck != nil:
-		c.echoSSE(&s3.Encryption{Customer: true, CustomerKeyMD5: ck.MD5})
+		c.echoSSE(&s3.Encryption{Customer: true}, ck)
 	default:
-		c.echoSSE(&s3.Encryption{})
+		c.echoSSE(&s3.Encryption{}, nil)
 	}
 }
 
@@ -162,24 +198,26 @@ func (c *call) readEncryption() (s3xml.EncryptionRule, error) {
 }
 
 // unseal readies an opened object for reading with the request's SSE-C headers (see
-// s3.Object.Unseal for the answers).
-func (c *call) unseal(obj *s3.Object) error {
+// s3.Object.Unseal for the answers) and returns the key they gave (nil: none).
+func (c *call) unseal(obj *s3.Object) (*s3.CustomerKey, error) {
 	ck, err := c.customerKey("")
 	if err != nil {
-		return err
+		return nil, err
 	}
-	return obj.Unseal(ck)
+	return ck, obj.Unseal(ck)
 }
 
 // sseConditionKeys adds to keys the bucket-policy condition keys of the encryption
-// headers a write carries: s3:x-amz-server-side-encryption and
-// s3:x-amz-server-side-encryption-customer-algorithm (absent when the header is, so
-// that a Null condition can require one).
-func (c *call) sseConditionKeys(keys map[string]string) {
-	if v, ok := c.headerPresent("Server-Side-Encryption"); ok {
+// parameters a write carries in get (its headers, or a POST form's fields):
+// s3:x-amz-server-side-encryption and s3:x-amz-server-side-encryption-customer-algorithm,
+// absent when the parameter is (so that a Null condition can require one).
+func sseConditionKeys(keys map[string]string, get sseSource) {
+	delete(keys, s3.CondSSE)
+	delete(keys, s3.CondSSECustomerAlgorithm)
+	if v, ok := get("Server-Side-Encryption"); ok {
 		keys[s3.CondSSE] = v
 	}
-	if v, ok := c.headerPresent("Server-Side-Encryption-Customer-Algorithm"); ok {
+	if v, ok := get("Server-Side-Encryption-Customer-Algorithm"); ok {
 		keys[s3.CondSSECustomerAlgorithm] = v
 	}
 }

@@ -83,10 +83,13 @@ func TestSSECHTTP(t *testing.T) {
 		r.header.Get("ETag") == `"`+hex.EncodeToString(sum[:])+`"` {
 		t.Fatalf("PUT answer headers %v", r.header)
 	}
-	if r := e.must(200, mpReq{method: "GET", path: "/enc/c", header: key, as: e.alice}); r.body != "secret data" {
-		t.Fatalf("GET %q", r.body)
+	keyMD5 := key["X-Amz-Server-Side-Encryption-Customer-Key-MD5"]
+	for _, m := range []string{"GET", "HEAD"} { // the MD5 echoed is the request's (none is stored)
+		r := e.must(200, mpReq{method: m, path: "/enc/c", header: key, as: e.alice})
+		if m == "GET" && r.body != "secret data" || r.header.Get("X-Amz-Server-Side-Encryption-Customer-Key-Md5") != keyMD5 {
+			t.Fatalf("%s %q %v", m, r.body, r.header)
+		}
 	}
-	e.must(200, mpReq{method: "HEAD", path: "/enc/c", header: key, as: e.alice})
 	e.mustErr(400, s3.InvalidRequest, mpReq{method: "GET", path: "/enc/c", as: e.alice})
 	e.must(400, mpReq{method: "HEAD", path: "/enc/c", as: e.alice})
 	e.mustErr(403, s3.AccessDenied, mpReq{method: "GET", path: "/enc/c", header: sseC("", 8), as: e.alice})
@@ -122,7 +125,8 @@ func TestSSECHTTP(t *testing.T) {
 	}
 	done := e.must(200, mpReq{method: "POST", path: "/enc/mp", query: "uploadId=" + id, as: e.alice,
 		body: `<CompleteMultipartUpload><Part><PartNumber>1</PartNumber><ETag>` + r.header.Get("ETag") + `</ETag></Part></CompleteMultipartUpload>`})
-	if done.header.Get("X-Amz-Server-Side-Encryption-Customer-Algorithm") != "AES256" {
+	if done.header.Get("X-Amz-Server-Side-Encryption-Customer-Algorithm") != "AES256" ||
+		done.header.Get("X-Amz-Server-Side-Encryption-Customer-Key-Md5") != keyMD5 {
 		t.Fatalf("complete answer headers %v", done.header)
 	}
 	if r := e.must(200, mpReq{method: "GET", path: "/enc/mp", header: key, as: e.alice}); r.body != "part one" {

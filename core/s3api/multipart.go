@@ -71,7 +71,7 @@ func (c *call) initiateUpload() {
 		c.fail(err)
 		return
 	}
-	c.echoSSE(u.SSE)
+	c.echoSSE(u.SSE, in.SSE.Customer)
 	c.writeXML(s3xml.MarshalInitiateMultipartUpload(c.bucket, c.key, u.ID))
 }
 
@@ -137,7 +137,7 @@ func (c *call) completeUpload(uploadID string) {
 		return
 	}
 	c.setExpiration(m)
-	c.echoSSE(m.SSE)
+	c.echoSSE(m.SSE, nil) // the upload's key MD5 (CompleteUpload)
 	c.setVersionHeader(m)
 	c.writeXML(s3xml.MarshalCompleteMultipartUpload(c.location(), c.bucket, c.key, m.ETag))
 }

@@ -108,7 +108,7 @@ func (c *call) putObject() {
 		c.fail(err)
 		return
 	}
-	c.echoSSE(m.SSE)
+	c.echoSSE(m.SSE, in.SSE.Customer)
 	c.w.Header().Set("ETag", `"`+m.ETag+`"`)
 	c.setExpiration(m)
 	c.setVersionHeader(m)
@@ -122,7 +122,13 @@ func (c *call) contentMD5() ([]byte, error) {
 	if !ok {
 		return nil, nil
 	}
-	b, err := base64.StdEncoding.DecodeString(strings.TrimSpace(v[0]))
+	return decodeContentMD5(v[0])
+}
+
+// decodeContentMD5 decodes a Content-MD5 value (a header, or a POST form's field): the
+// base64 of 16 bytes, else 400 InvalidDigest.
+func decodeContentMD5(v string) ([]byte, error) {
+	b, err := base64.StdEncoding.DecodeString(strings.TrimSpace(v))
 	if err != nil || len(b) != md5.Size {
 		return nil, s3.Errorf(s3.InvalidDigest, "The Content-MD5 you specified is not valid.")
 	}
@@ -285,7 +291,8 @@ func (c *call) getObject() {
 	defer obj.Close()
 	m := obj.Manifest
 	c.setVersionHeader(m)
-	if err := c.unseal(obj); err != nil {
+	ck, err := c.unseal(obj)
+	if err != nil {
 		c.fail(err)
 		return
 	}
@@ -307,7 +314,7 @@ func (c *call) getObject() {
 	h.Set("ETag", `"`+m.ETag+`"`)
 	h.Set("Last-Modified", m.LastModified.Format(http.TimeFormat))
 	h.Set("Accept-Ranges", "bytes")
-	c.echoSSE(m.SSE)
+	c.echoSSE(m.SSE, ck)
 	for k, v := range m.Headers {
 		h.Set(k, v)
 	}

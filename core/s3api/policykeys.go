@@ -12,8 +12,9 @@ import (
 // request, s3:signatureversion ("AWS" for V2, "AWS4-HMAC-SHA256" for V4) and
 // s3:authtype ("REST-HEADER" or "REST-QUERY-STRING"), s3:x-amz-acl on a PUT that
 // names a canned ACL, and on a PUT or POST the encryption headers it carries
-// (s3:x-amz-server-side-encryption, …-customer-algorithm). The listing keys are added
-// by listObjects (listKeys).
+// (s3:x-amz-server-side-encryption, …-customer-algorithm; a POST object form's
+// postConditionKeys replaces them with its fields').
+// The listing keys are added by listObjects (listKeys).
 func (c *call) conditionKeys() map[string]string {
 	keys := make(map[string]string, 8)
 	h := c.r.Header
@@ -47,7 +48,7 @@ func (c *call) conditionKeys() map[string]string {
 		}
 	}
 	if c.r.Method == http.MethodPut || c.r.Method == http.MethodPost {
-		c.sseConditionKeys(keys)
+		sseConditionKeys(keys, c.headerPresent)
 	}
 	return keys
 }

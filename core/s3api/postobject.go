@@ -1,6 +1,7 @@
 package s3api
 
 import (
+	"io"
 	"net/http"
 	"net/url"
 	"slices"
@@ -47,6 +48,9 @@ func (c *call) postObject() {
 		return
 	}
 	c.key = key
+	c.echoSSE(m.SSE, in.SSE.Customer)
+	c.setExpiration(m)
+	c.setVersionHeader(m)
 	c.postAnswer(fields, m.ETag)
 }
 
@@ -115,7 +119,9 @@ func (c *call) postAuthorize(form *postForm, fields map[string]string) (string, 
 
 // postConditionKeys updates the bucket-policy condition keys for a form upload: the
 // form's signer (aws:username, aws:userid, s3:signatureversion, and s3:authType
-// "POST", as AWS names it) when it is signed, and s3:x-amz-acl from the acl field.
+// "POST", as AWS names it) when it is signed, s3:x-amz-acl from the acl field, and the
+// encryption keys (s3:x-amz-server-side-encryption, …-customer-algorithm) from the
+// form's fields only: the request's headers say nothing of what is stored.
 func (c *call) postConditionKeys(res sig.Result, fields map[string]string) {
 	keys := c.who.Keys
 	if keys == nil {
@@ -134,6 +140,7 @@ func (c *call) postConditionKeys(res sig.Result, fields map[string]string) {
 	if acl := fields["acl"]; acl != "" {
 		keys[s3.CondACL] = acl
 	}
+	sseConditionKeys(keys, formSource(fields))
 }
 
 // baseName returns a file name without the directories some browsers send with it.
@@ -144,13 +151,20 @@ func baseName(name string) string {
 	return name
 }
 
-// postInput builds the object a form describes: its Content-Type (the field, else the
-// file part's), the stored standard headers, the x-amz-meta-* fields, the canned ACL
-// of the acl field, and the tags of the tagging field (a Tagging XML document).
+// postInput builds the object a form describes: its Content-Type (the field only, as
+// AWS: the file part's own type is the uploader's choice, which no policy condition
+// covers, so it is not stored), the stored standard headers, the x-amz-meta-* fields,
+// the canned ACL of the acl field, the tags of the tagging field (a Tagging XML
+// document), the encryption of the x-amz-server-side-encryption* fields, and the
+// file's checks (postBody).
 func postInput(form *postForm, fields map[string]string) (s3.PutInput, error) {
-	in := s3.PutInput{Body: form.file, Size: form.size, ContentType: fields["content-type"], Canned: fields["acl"]}
-	if in.ContentType == "" {
-		in.ContentType = form.fileType
+	in := s3.PutInput{Size: form.size, ContentType: fields["content-type"], Canned: fields["acl"]}
+	var err error
+	if in.Body, in.MD5, err = postBody(form, fields); err != nil {
+		return s3.PutInput{}, err
+	}
+	if in.SSE, err = postSSE(fields); err != nil {
+		return s3.PutInput{}, err
 	}
 	for _, h := range storedHeaders {
 		if v := fields[strings.ToLower(h)]; v != "" {
@@ -182,6 +196,36 @@ func postInput(form *postForm, fields map[string]string) (s3.PutInput, error) {
 		in.Tags, in.HasTags = tags, true
 	}
 	return in, nil
+}
+
+// postSSE reads the encryption a form asks for from its fields (sseRequestFrom); a
+// KMS field is 501 NotImplemented, as the header is on a PUT.
+func postSSE(fields map[string]string) (s3.SSERequest, error) {
+	for _, n := range kmsHeaders {
+		if _, ok := formSource(fields)(n); ok {
+			return s3.SSERequest{}, errKMS
+		}
+	}
+	return sseRequestFrom(formSource(fields))
+}
+
+// postBody returns the form's file as PutObject reads it and the MD5 it must have (the
+// Content-MD5 field decoded, nil when absent; a bad value is 400 InvalidDigest): the
+// file is verified, as it streams, against the x-amz-checksum-* fields (checkedReader:
+// 400 BadDigest at its end, before anything is stored).
+func postBody(form *postForm, fields map[string]string) (io.Reader, []byte, error) {
+	var sum []byte
+	if v, ok := fields["content-md5"]; ok {
+		var err error
+		if sum, err = decodeContentMD5(v); err != nil {
+			return nil, nil, err
+		}
+	}
+	checks, err := flexibleChecks(func(fc flexibleChecksum) string { return fields[fc.wireName()] })
+	if err != nil || len(checks) == 0 {
+		return form.file, sum, err
+	}
+	return &checkedReader{r: form.file, checks: checks, size: form.size}, sum, nil
 }
 
 // postAnswer writes the answer to a stored upload: a 303 to success_action_redirect

@@ -20,6 +20,11 @@ import (
 // formBody encodes a POST object form: the fields in order, then the file part
 // (named "file", with filename and a text/plain type) holding data.
 func formBody(fields [][2]string, filename, data string) (body, contentType string) {
+	return typedFormBody(fields, filename, "text/plain", data)
+}
+
+// typedFormBody is formBody with the file part's Content-Type ftype.
+func typedFormBody(fields [][2]string, filename, ftype, data string) (body, contentType string) {
 	var b bytes.Buffer
 	w := multipart.NewWriter(&b)
 	for _, f := range fields {
@@ -27,7 +32,7 @@ func formBody(fields [][2]string, filename, data string) (body, contentType stri
 	}
 	h := textproto.MIMEHeader{}
 	h.Set("Content-Disposition", fmt.Sprintf(`form-data; name="file"; filename="%s"`, filename))
-	h.Set("Content-Type", "text/plain")
+	h.Set("Content-Type", ftype)
 	p, _ := w.CreatePart(h)
 	_, _ = p.Write([]byte(data))
 	_ = w.Close()
@@ -110,7 +115,7 @@ func TestPostObjectUpload(t *testing.T) {
 	if r := e.post("/upl", v2, "a.txt", "v2 data"); r.status != 204 || r.header.Get("ETag") == "" {
 		t.Fatalf("V2 POST: %d %v\n%s", r.status, r.header, r.body)
 	}
-	if g := e.must(200, mpReq{method: "GET", path: "/upl/v2.txt", as: e.alice}); g.body != "v2 data" || g.header.Get("Content-Type") != "text/plain" {
+	if g := e.must(200, mpReq{method: "GET", path: "/upl/v2.txt", as: e.alice}); g.body != "v2 data" || g.header.Get("Content-Type") != defaultContentType {
 		t.Fatalf("V2 object: %q %v", g.body, g.header)
 	}
 	redir := signedForm(e.alice, false, exp, []any{map[string]string{"bucket": "upl"}, map[string]string{"key": "r.txt"},

@@ -50,6 +50,19 @@ func (k *MasterKey) UnwrapKey(wrapped []byte) ([]byte, error) {
 	return Unwrap(k.key, wrapped, keyAAD("sse-s3"))
 }
 
+// WrapLayoutKey wraps the layout key (LayoutKey) of an SSE-C multipart upload, so
+// that its completion, which is not given the customer's key, can authenticate the
+// object's layout.
+func (k *MasterKey) WrapLayoutKey(layoutKey []byte) ([]byte, error) {
+	return Wrap(k.key, layoutKey, keyAAD("sse-c layout"))
+}
+
+// UnwrapLayoutKey unwraps a key WrapLayoutKey wrapped (ErrAuth: not wrapped with this
+// key).
+func (k *MasterKey) UnwrapLayoutKey(wrapped []byte) ([]byte, error) {
+	return Unwrap(k.key, wrapped, keyAAD("sse-c layout"))
+}
+
 // WrapCustomerKey wraps an SSE-C object's data key with the customer's key.
 func WrapCustomerKey(customer, dataKey []byte) ([]byte, error) {
 	return Wrap(customer, dataKey, keyAAD("sse-c"))
@@ -58,6 +71,25 @@ func WrapCustomerKey(customer, dataKey []byte) ([]byte, error) {
 // UnwrapCustomerKey unwraps an SSE-C object's data key (ErrAuth: another customer key).
 func UnwrapCustomerKey(customer, wrapped []byte) ([]byte, error) {
 	return Unwrap(customer, wrapped, keyAAD("sse-c"))
+}
+
+// WrapCustomerKeyBound wraps an SSE-C object's data key with the customer's key as
+// WrapCustomerKey does, and binds to it that the object's layout is authenticated
+// (format 2: every SSE-C object but a multipart one completed without a master key).
+// That cannot be undone without the customer's key: whoever writes the store cannot
+// strip an object's layout MAC and pass it for one that never had any.
+func WrapCustomerKeyBound(customer, dataKey []byte) ([]byte, error) {
+	return Wrap(customer, dataKey, keyAAD("sse-c layout-bound"))
+}
+
+// UnwrapCustomerKeyAny unwraps an SSE-C data key wrapped by WrapCustomerKey or
+// WrapCustomerKeyBound, and says whether it was bound (ErrAuth: another customer key).
+func UnwrapCustomerKeyAny(customer, wrapped []byte) (key []byte, bound bool, err error) {
+	if key, err = Unwrap(customer, wrapped, keyAAD("sse-c layout-bound")); err == nil {
+		return key, true, nil
+	}
+	key, err = UnwrapCustomerKey(customer, wrapped)
+	return key, false, err
 }
 
 // LoadMasterKey reads the master key file at path. A file that group or others may

@@ -22,6 +22,18 @@
 // (swapped), a stream cut at a segment boundary (truncated: its new last segment was
 // sealed as not last) or any flipped bit fails authentication, and a range read opens
 // only the segments it covers.
+//
+// # Version 2: parts and layout
+//
+// Version 1 (above: NewStream) binds segments to their extent only, so whoever can
+// write the store could drop or reorder the whole parts of a multipart object (each
+// part one extent) undetected. Version 2 (NewPartStream, records with format 2) binds
+// every extent to its part number too — the segment key is HMAC-SHA256(data key,
+// "cairn-sse/v2 segment key" ‖ extent id ‖ part number (4 bytes, big endian; 0 for
+// an object stored whole)) and the additional data "cairn-sse/v2" ‖ extent id ‖ part
+// number — and authenticates the object's layout: Layout is an HMAC-SHA256, under
+// LayoutKey(data key), of the ordered list of its extents' part numbers, ids and
+// sizes, which the object's record keeps and a reader verifies before any data.
 package sse
 
 import (
@@ -96,9 +108,22 @@ type Stream struct {
 	segs   int64
 }
 
-// NewStream returns the stream of the extent id, holding size plaintext bytes, of an
-// object with dataKey and noncePrefix.
+// NewStream returns the version 1 stream of the extent id, holding size plaintext
+// bytes, of an object with dataKey and noncePrefix (records without a format).
 func NewStream(dataKey, noncePrefix, id []byte, size int64) (*Stream, error) {
+	return newStream(dataKey, noncePrefix, "cairn-sse/v1", id, size)
+}
+
+// NewPartStream returns the version 2 stream of the extent id that is part number
+// part of its object (0: the object stored whole).
+func NewPartStream(dataKey, noncePrefix, id []byte, part uint32, size int64) (*Stream, error) {
+	bound := binary.BigEndian.AppendUint32(append([]byte(nil), id...), part)
+	return newStream(dataKey, noncePrefix, "cairn-sse/v2", bound, size)
+}
+
+// newStream returns the stream of version label of the extent bound (its id, and for
+// version 2 its part number).
+func newStream(dataKey, noncePrefix []byte, label string, bound []byte, size int64) (*Stream, error) {
 	if len(dataKey) != KeySize || len(noncePrefix) != NoncePrefixSize {
 		return nil, fmt.Errorf("sse: data key of %d bytes, nonce prefix of %d: want %d and %d", len(dataKey), len(noncePrefix), KeySize, NoncePrefixSize)
 	}
@@ -106,15 +131,54 @@ func NewStream(dataKey, noncePrefix, id []byte, size int64) (*Stream, error) {
 		return nil, fmt.Errorf("sse: extent of %d bytes: outside 0..%d", size, MaxSize)
 	}
 	mac := hmac.New(sha256.New, dataKey)
-	mac.Write([]byte("cairn-sse/v1 segment key"))
-	mac.Write(id)
+	mac.Write([]byte(label + " segment key"))
+	mac.Write(bound)
 	aead, err := newGCM(mac.Sum(nil))
 	if err != nil {
 		return nil, err
 	}
-	s := &Stream{aead: aead, aad: append([]byte("cairn-sse/v1"), id...), size: size, segs: Segments(size)}
+	s := &Stream{aead: aead, aad: append([]byte(label), bound...), size: size, segs: Segments(size)}
 	copy(s.prefix[:], noncePrefix)
 	return s, nil
+}
+
+// LayoutEntry is one extent of an object's layout, in order: its part number (0 for
+// an object stored whole), id and plaintext size.
+type LayoutEntry struct {
+	Part uint32
+	ID   []byte
+	Size int64
+}
+
+// LayoutKey derives from a data key the key its object's layout is authenticated with.
+func LayoutKey(dataKey []byte) []byte {
+	mac := hmac.New(sha256.New, dataKey)
+	mac.Write([]byte("cairn-sse/v2 layout key"))
+	return mac.Sum(nil)
+}
+
+// Layout returns the MAC, under layoutKey (LayoutKey), of an object's ordered extents.
+func Layout(layoutKey []byte, extents []LayoutEntry) []byte {
+	mac := hmac.New(sha256.New, layoutKey)
+	mac.Write([]byte("cairn-sse/v2 layout"))
+	var b [4 + 8 + 8]byte
+	for _, e := range extents {
+		binary.BigEndian.PutUint32(b[:4], e.Part)
+		binary.BigEndian.PutUint64(b[4:12], uint64(len(e.ID)))
+		binary.BigEndian.PutUint64(b[12:], uint64(e.Size))
+		mac.Write(b[:])
+		mac.Write(e.ID)
+	}
+	return mac.Sum(nil)
+}
+
+// CheckLayout reports whether mac is the Layout of extents under layoutKey
+// (ErrAuth if not).
+func CheckLayout(layoutKey []byte, extents []LayoutEntry, mac []byte) error {
+	if !hmac.Equal(Layout(layoutKey, extents), mac) {
+		return ErrAuth
+	}
+	return nil
 }
 
 func newGCM(key []byte) (cipher.AEAD, error) {

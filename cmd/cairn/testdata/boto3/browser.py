@@ -78,8 +78,8 @@ def main():
     # POST object, V4 then V2.
     for sigver in ("s3v4", "s3"):
         c = client(sigver)
-        fields = {"acl": "private", "x-amz-meta-color": "green", "success_action_status": "201"}
-        conds = [{"acl": "private"}, {"x-amz-meta-color": "green"}, {"success_action_status": "201"},
+        fields = {"acl": "private", "x-amz-meta-color": "green", "success_action_status": "201", "Content-Type": "text/plain"}
+        conds = [{"acl": "private"}, {"x-amz-meta-color": "green"}, {"success_action_status": "201"}, {"Content-Type": "text/plain"},
                  ["content-length-range", 1, 100]]
         post = c.generate_presigned_post(b, sigver + "/${filename}", Fields=fields, Conditions=conds, ExpiresIn=600)
         form = dict(post["fields"])
