@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -74,4 +76,51 @@ func TestS3ObjectLockMinio(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestS3ObjectLockAwscli: Object Lock through the AWS CLI: a bucket created with
+// --object-lock-enabled-for-bucket, a default rule, a put under a legal hold, the hold
+// read back, a permanent delete refused (AccessDenied) until the hold is lifted.
+func TestS3ObjectLockAwscli(t *testing.T) {
+	t.Parallel()
+	bin := awscliBinary(t)
+	s := startDefaultS3Server(t)
+	u := s3CreateUser(t, s, "awscli-lock@example.com", "Awscli Lock")
+	r := newAwscliRunner(t, bin, s, u.cred())
+	const b = "awscli-lock"
+	body := filepath.Join(t.TempDir(), "body")
+	if err := os.WriteFile(body, []byte("ledger"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	r.run(t, "s3api", "create-bucket", "--bucket", b, "--object-lock-enabled-for-bucket")
+	r.run(t, "s3api", "put-object-lock-configuration", "--bucket", b, "--object-lock-configuration",
+		`{"ObjectLockEnabled":"Enabled","Rule":{"DefaultRetention":{"Mode":"GOVERNANCE","Days":1}}}`)
+	var cfg struct {
+		ObjectLockConfiguration struct {
+			ObjectLockEnabled string
+			Rule              struct{ DefaultRetention struct{ Mode string } }
+		}
+	}
+	r.runJSON(t, &cfg, "s3api", "get-object-lock-configuration", "--bucket", b)
+	if c := cfg.ObjectLockConfiguration; c.ObjectLockEnabled != "Enabled" || c.Rule.DefaultRetention.Mode != "GOVERNANCE" {
+		t.Fatalf("get-object-lock-configuration: %+v", cfg)
+	}
+	var put struct{ VersionId string }
+	r.runJSON(t, &put, "s3api", "put-object", "--bucket", b, "--key", "ledger", "--body", body, "--object-lock-legal-hold-status", "ON")
+	var hold struct{ LegalHold struct{ Status string } }
+	r.runJSON(t, &hold, "s3api", "get-object-legal-hold", "--bucket", b, "--key", "ledger", "--version-id", put.VersionId)
+	if hold.LegalHold.Status != "ON" {
+		t.Fatalf("get-object-legal-hold: %+v", hold)
+	}
+	var ret struct{ Retention struct{ Mode string } }
+	r.runJSON(t, &ret, "s3api", "get-object-retention", "--bucket", b, "--key", "ledger", "--version-id", put.VersionId)
+	if ret.Retention.Mode != "GOVERNANCE" {
+		t.Fatalf("get-object-retention (the default rule): %+v", ret)
+	}
+	del := []string{"s3api", "delete-object", "--bucket", b, "--key", "ledger", "--version-id", put.VersionId, "--bypass-governance-retention"}
+	if _, stderr, err := r.try(del...); err == nil || !strings.Contains(stderr, "AccessDenied") {
+		t.Fatalf("delete of a held version: %v %s", err, stderr)
+	}
+	r.run(t, "s3api", "put-object-legal-hold", "--bucket", b, "--key", "ledger", "--version-id", put.VersionId, "--legal-hold", "Status=OFF")
+	r.run(t, del...)
 }
