@@ -41,7 +41,9 @@ func TestBuiltinsHonourDeadline(t *testing.T) {
 			_, err = impl.(hooks.Reduce).Reduce(ctx, vals, nil)
 			cancel()
 			var ce *hooks.CallError
-			if took := time.Since(start); err == nil && took > 20*time.Millisecond || took > 500*time.Millisecond ||
+			// The bound is far below a full run (seconds to tens of seconds) and far above
+			// the check interval: a loaded 2-core machine stretched a stop to 0.7 s once.
+			if took := time.Since(start); err == nil && took > 20*time.Millisecond || took > 3*time.Second ||
 				err != nil && (!errors.Is(err, context.DeadlineExceeded) || errors.As(err, &ce)) {
 				t.Errorf("%s:%s with a 20ms deadline: %v after %v", mod, fun, err, took)
 			}
