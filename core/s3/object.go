@@ -256,14 +256,15 @@ func (s *Service) storeData(ctx context.Context, in PutInput, commit *writes, re
 	return ext, sum, nil
 }
 
-// abandonExtent queues the data of a stored extent whose commit failed (data of one
-// chunk was in the failed batch and is gone with it).
+// abandonExtent queues the data of a stored extent whose commit failed, unless the
+// commit was applied all the same (abandonUnapplied; data of one chunk was in the
+// failed batch and is gone with it, or stored with it).
 func (s *Service) abandonExtent(e Extent) {
 	if !s.storedUpFront(e) {
 		return
 	}
 	if id, err := hex.DecodeString(e.ID); err == nil {
-		s.abandon(id)
+		s.abandonUnapplied(id)
 	}
 }
 
@@ -387,6 +388,10 @@ func (s *Service) commit(ctx context.Context, bucket, key string, m *Manifest, d
 			if done, err := s.appliedEarlier(t, bucket, key, m, upFront); err != nil || done {
 				t.b = storage.Batch{}
 				replaced = false
+				return err
+			}
+		} else if upFront {
+			if err := requireWriting(t, m); err != nil {
 				return err
 			}
 		}
