@@ -242,9 +242,9 @@ func TestAbandonAfterFailedCommit(t *testing.T) {
 }
 
 // TestCommitAfterWriteRecovered: a PUT whose "w" record was turned into a "g" one
-// while its data arrived (what a restarting node's recoverWrites does to every write
-// in progress, before branch i20-k) fails with 500 InternalError instead of committing
-// a manifest that names data queued for collection.
+// while its data arrived (what a restarting node's recoverWrites did to every write in
+// progress before i20-k, and still does to one a day old) fails with 500 InternalError
+// instead of committing a manifest that names data queued for collection.
 func TestCommitAfterWriteRecovered(t *testing.T) {
 	for _, kind := range blobKinds {
 		t.Run(string(kind), func(t *testing.T) {
