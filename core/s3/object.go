@@ -271,14 +271,15 @@ func (s *Service) storeData(ctx context.Context, in PutInput, commit *writes, re
 	return ext, sum, nil
 }
 
-// abandonExtent queues the data of a stored extent whose commit failed (data of one
-// chunk was in the failed batch and is gone with it).
+// abandonExtent queues the data of a stored extent whose commit failed, unless the
+// commit was applied all the same (abandonUnapplied; data of one chunk was in the
+// failed batch and is gone with it, or stored with it).
 func (s *Service) abandonExtent(e Extent) {
-	if !e.Blob && e.storedSize() <= int64(s.cfg.ChunkSize) {
+	if !s.storedUpFront(e) {
 		return
 	}
 	if id, err := hex.DecodeString(e.ID); err == nil {
-		s.abandon(id)
+		s.abandonUnapplied(id)
 	}
 }
 
@@ -385,7 +386,8 @@ func (s *Service) writeChunks(ctx context.Context, id []byte, in PutInput, commi
 // commit switches bucket/key to m, with data's writes, in one synced conditional
 // batch that also queues the chunks of the version it replaces for collection (see
 // switchManifest). The bucket and key locks only keep this service's writers from
-// conflicting; the conditions keep any other writer's version from being lost.
+// conflicting; the conditions keep any other writer's version from being lost. A
+// retry that finds an earlier attempt applied (appliedEarlier) writes nothing more.
 func (s *Service) commit(ctx context.Context, bucket, key string, m *Manifest, data *writes, conds WriteConditions) error {
 	m.LastModified = time.Now().UTC().Truncate(time.Millisecond)
 	s.bucketsMu.RLock()
@@ -393,8 +395,22 @@ func (s *Service) commit(ctx context.Context, bucket, key string, m *Manifest, d
 	l := s.keyLock(bucket, key)
 	l.Lock()
 	defer l.Unlock()
-	replaced := false
+	replaced, retry := false, false
+	upFront := s.storedUpFront(m.Extents()[0])
 	err := s.update(ctx, "commit "+bucket+"/"+key, func(t *txn) error {
+		if retry {
+			// The store may have applied the attempt it refused (appliedEarlier).
+			if done, err := s.appliedEarlier(t, bucket, key, m, upFront); err != nil || done {
+				t.b = storage.Batch{}
+				replaced = false
+				return err
+			}
+		} else if upFront {
+			if err := requireWriting(t, m); err != nil {
+				return err
+			}
+		}
+		retry = true
 		data.addTo(&t.b)
 		var err error
 		replaced, err = s.switchManifest(t, bucket, key, m, conds)
