@@ -63,6 +63,7 @@ func TestPublishOutcomes(t *testing.T) {
 	}{
 		{name: "first attempt stored", msgs: one, answers: []error{nil}},
 		{name: "plain conflict", msgs: one, answers: []error{wrongSeq}, conflict: true},
+		{name: "refused at once, own write found (a deposed leader answered first)", msgs: one, answers: []error{wrongSeq}, stored: true},
 		{name: "timeout then duplicate ack", msgs: one, answers: []error{context.DeadlineExceeded, nil}},
 		{name: "timeout then own write found", msgs: one, answers: []error{nats.ErrTimeout, wrongSeq}, stored: true},
 		{name: "timeout then conflict, own write not latest", msgs: one, answers: []error{context.DeadlineExceeded, wrongSeq}, want: ErrOutcomeUnknown},

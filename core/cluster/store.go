@@ -393,12 +393,14 @@ func (s *Store) commitReplicated(ctx context.Context, repl []storage.Op, conds [
 // while the first is still being proposed with "in process" (attempted again). An
 // atomic batch has no such id (see docs/rationale.md).
 //
-// An attempt that went unanswered may have been stored all the same. When a later
-// attempt is refused on its expected sequence, the refusal may be the earlier
-// attempt's own doing: a single message whose id is on the subject's latest message
-// is done; otherwise (another write followed it, or a batch) the outcome is unknown
-// (ErrOutcomeUnknown), never a conflict, which would make the caller read its own
-// write and answer a precondition failure for a write that was applied. A commit whose
+// An attempt that went unanswered may have been stored all the same, and a refusal
+// may come from a deposed leader (stopped, resumed, not yet told of its successor)
+// while the successor stores the same publish. So when an attempt of a single message
+// is refused on its expected sequence, a message whose id is on the subject's latest
+// message is done (one more request per conflict). Otherwise, after an attempt that
+// may have been stored, the outcome is unknown (ErrOutcomeUnknown), never a conflict,
+// which would make the caller read its own write and answer a precondition failure for
+// a write that was applied; that holds for a batch (no message id) too. A commit whose
 // attempts all went unanswered is ErrOutcomeUnknown too, or ErrNoLeader when none can
 // have reached a leader (no responders).
 func (s *Store) publish(ctx context.Context, stream streamRef, msgs []pubMsg) (uint64, error) {
@@ -424,7 +426,10 @@ func publishWith(ctx context.Context, s publisher, stream streamRef, msgs []pubM
 		case err == nil:
 		case unanswered(err):
 			mayBeStored = mayBeStored || !neverStored(err)
-		case mayBeStored && msgID != "" && isWrongSequence(err):
+		case msgID != "" && isWrongSequence(err):
+			// Also on a first attempt: a server that still believes it leads the stream
+			// (stopped, then resumed, not yet told of the new term) may refuse from its
+			// stale copy faster than the real leader acknowledges the same publish.
 			if seq, ok := s.storedAlready(ctx, stream, msgs[0].subject, msgID); ok {
 				return seq, nil
 			}
