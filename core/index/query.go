@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/cairnkv/cairn/core"
 	"github.com/cairnkv/cairn/core/index/query"
 	"github.com/cairnkv/cairn/core/storage"
 )
@@ -182,7 +183,7 @@ func Run(ctx context.Context, snap *storage.Snapshot, typ, bucket string, q Quer
 	n := 0
 	for it.Next() {
 		if n++; n%checkEvery == 0 {
-			if err := ctx.Err(); err != nil {
+			if err := core.Expired(ctx); err != nil {
 				return page, err
 			}
 		}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/cairnkv/cairn/core"
 	"github.com/cairnkv/cairn/core/storage"
 )
 
@@ -60,7 +61,7 @@ func (v *View) Keys(ctx context.Context, typ, bucket string, fn func(key string)
 	n := 0
 	for it.Next() {
 		if n++; n%checkEvery == 0 {
-			if err := ctx.Err(); err != nil {
+			if err := core.Expired(ctx); err != nil {
 				return err
 			}
 		}
@@ -99,7 +100,7 @@ func (v *View) Buckets(ctx context.Context, typ string, fn func(bucket string) e
 	n := 0
 	for ok {
 		if n++; n%checkEvery == 0 {
-			if err := ctx.Err(); err != nil {
+			if err := core.Expired(ctx); err != nil {
 				return err
 			}
 		}
