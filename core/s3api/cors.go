@@ -1,6 +1,7 @@
 package s3api
 
 import (
+	"context"
 	"io"
 	"net/http"
 	"slices"
@@ -42,38 +43,25 @@ func (c *call) readCheckedBody(limit int64) ([]byte, error) {
 // serveBucketCORS answers GET (the CORSConfiguration), PUT (a CORSConfiguration body:
 // 200) and DELETE (204) of /{bucket}?cors; other methods are 405.
 func (c *call) serveBucketCORS() {
-	ctx := c.r.Context()
 	svc := c.a.svc
-	var err error
-	switch c.r.Method {
-	case http.MethodGet:
-		var rules []s3.CORSRule
-		if rules, err = svc.BucketCORS(ctx, c.who, c.bucket); err == nil {
-			c.writeXML(s3xml.MarshalCORS(rules))
-			return
-		}
-	case http.MethodPut:
-		var body []byte
-		if body, err = c.readCheckedBody(s3xml.MaxCORSBody); err == nil {
-			var rules []s3.CORSRule
-			if rules, err = s3xml.ParseCORS(body); err == nil {
-				err = svc.SetBucketCORS(ctx, c.who, c.bucket, rules)
+	c.serveDoc(docOps{
+		get: func(ctx context.Context) ([]byte, error) {
+			rules, err := svc.BucketCORS(ctx, c.who, c.bucket)
+			return s3xml.MarshalCORS(rules), err
+		},
+		put: func(ctx context.Context) error {
+			body, err := c.readCheckedBody(s3xml.MaxCORSBody)
+			if err != nil {
+				return err
 			}
-		}
-		if err == nil {
-			c.ok()
-			return
-		}
-	case http.MethodDelete:
-		if err = svc.DeleteBucketCORS(ctx, c.who, c.bucket); err == nil {
-			c.w.WriteHeader(http.StatusNoContent)
-			return
-		}
-	default:
-		c.methodNotAllowed()
-		return
-	}
-	c.fail(err)
+			rules, err := s3xml.ParseCORS(body)
+			if err != nil {
+				return err
+			}
+			return svc.SetBucketCORS(ctx, c.who, c.bucket, rules)
+		},
+		del: func(ctx context.Context) error { return svc.DeleteBucketCORS(ctx, c.who, c.bucket) },
+	})
 }
 
 // preflight answers an OPTIONS request on a bucket or an object (unsigned, as

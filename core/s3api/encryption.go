@@ -2,9 +2,9 @@ package s3api
 
 import (
 	"bytes"
+	"context"
 	"crypto/md5"
 	"encoding/base64"
-	"net/http"
 	"strings"
 
 	"github.com/cairnkv/cairn/core/s3"
@@ -147,35 +147,24 @@ func (c *call) echoPartSSE(p *s3.PartInfo, ck *s3.CustomerKey) {
 // bucket's default encryption (AES256 only; aws:kms is 501 NotImplemented, another
 // algorithm 400 MalformedXML, a KMS key with AES256 400 InvalidArgument).
 func (c *call) serveBucketEncryption() {
-	ctx := c.r.Context()
 	svc := c.a.svc
-	var err error
-	switch c.r.Method {
-	case http.MethodGet:
-		var e *s3.BucketEncryption
-		if e, err = svc.BucketEncryption(ctx, c.who, c.bucket); err == nil {
-			c.writeXML(s3xml.MarshalEncryption(s3xml.EncryptionRule{Algorithm: e.Algorithm, BucketKeyEnabled: e.BucketKeyEnabled}))
-			return
-		}
-	case http.MethodPut:
-		var rule s3xml.EncryptionRule
-		if rule, err = c.readEncryption(); err == nil {
-			err = svc.SetBucketEncryption(ctx, c.who, c.bucket, s3.BucketEncryption{Algorithm: rule.Algorithm, BucketKeyEnabled: rule.BucketKeyEnabled})
-		}
-		if err == nil {
-			c.ok()
-			return
-		}
-	case http.MethodDelete:
-		if err = svc.DeleteBucketEncryption(ctx, c.who, c.bucket); err == nil {
-			c.w.WriteHeader(http.StatusNoContent)
-			return
-		}
-	default:
-		c.methodNotAllowed()
-		return
-	}
-	c.fail(err)
+	c.serveDoc(docOps{
+		get: func(ctx context.Context) ([]byte, error) {
+			e, err := svc.BucketEncryption(ctx, c.who, c.bucket)
+			if err != nil {
+				return nil, err
+			}
+			return s3xml.MarshalEncryption(s3xml.EncryptionRule{Algorithm: e.Algorithm, BucketKeyEnabled: e.BucketKeyEnabled}), nil
+		},
+		put: func(ctx context.Context) error {
+			rule, err := c.readEncryption()
+			if err != nil {
+				return err
+			}
+			return svc.SetBucketEncryption(ctx, c.who, c.bucket, s3.BucketEncryption{Algorithm: rule.Algorithm, BucketKeyEnabled: rule.BucketKeyEnabled})
+		},
+		del: func(ctx context.Context) error { return svc.DeleteBucketEncryption(ctx, c.who, c.bucket) },
+	})
 }
 
 // readEncryption reads and parses the body of PUT ?encryption (at most maxXMLBody

@@ -1,6 +1,7 @@
 package s3api
 
 import (
+	"context"
 	"net/http"
 
 	"github.com/cairnkv/cairn/core/s3"
@@ -11,38 +12,28 @@ import (
 // NoSuchLifecycleConfiguration without one), PUT (a LifecycleConfiguration body: 200)
 // and DELETE (204) of /{bucket}?lifecycle; other methods are 405.
 func (c *call) serveBucketLifecycle() {
-	ctx := c.r.Context()
 	svc := c.a.svc
-	var err error
-	switch c.r.Method {
-	case http.MethodGet:
-		var lc *s3.Lifecycle
-		if lc, err = svc.BucketLifecycle(ctx, c.who, c.bucket); err == nil {
-			c.writeXML(s3xml.MarshalLifecycle(lc))
-			return
-		}
-	case http.MethodPut:
-		var body []byte
-		var lc *s3.Lifecycle
-		if body, err = c.readCheckedBody(s3xml.MaxLifecycleBody); err == nil {
-			if lc, err = s3xml.ParseLifecycle(body); err == nil {
-				err = svc.SetBucketLifecycle(ctx, c.who, c.bucket, lc)
+	c.serveDoc(docOps{
+		get: func(ctx context.Context) ([]byte, error) {
+			lc, err := svc.BucketLifecycle(ctx, c.who, c.bucket)
+			if err != nil {
+				return nil, err
 			}
-		}
-		if err == nil {
-			c.ok()
-			return
-		}
-	case http.MethodDelete:
-		if err = svc.DeleteBucketLifecycle(ctx, c.who, c.bucket); err == nil {
-			c.w.WriteHeader(http.StatusNoContent)
-			return
-		}
-	default:
-		c.methodNotAllowed()
-		return
-	}
-	c.fail(err)
+			return s3xml.MarshalLifecycle(lc), nil
+		},
+		put: func(ctx context.Context) error {
+			body, err := c.readCheckedBody(s3xml.MaxLifecycleBody)
+			if err != nil {
+				return err
+			}
+			lc, err := s3xml.ParseLifecycle(body)
+			if err != nil {
+				return err
+			}
+			return svc.SetBucketLifecycle(ctx, c.who, c.bucket, lc)
+		},
+		del: func(ctx context.Context) error { return svc.DeleteBucketLifecycle(ctx, c.who, c.bucket) },
+	})
 }
 
 // setExpiration sets x-amz-expiration on the answer about the current version m of

@@ -1,7 +1,7 @@
 package s3api
 
 import (
-	"net/http"
+	"context"
 	"strings"
 	"time"
 
@@ -59,101 +59,80 @@ func (c *call) bypassGovernance() bool {
 // serveBucketObjectLock answers GET and PUT /{bucket}?object-lock; other methods are
 // 405.
 func (c *call) serveBucketObjectLock() {
-	ctx := c.r.Context()
-	switch c.r.Method {
-	case http.MethodGet:
-		cfg, err := c.a.svc.ObjectLockConfiguration(ctx, c.who, c.bucket)
-		if err != nil {
-			c.fail(err)
-			return
-		}
-		c.writeXML(s3xml.MarshalObjectLockConfiguration(cfg))
-	case http.MethodPut:
-		body, err := c.readCheckedBody(s3xml.MaxObjectLockBody)
-		if err == nil {
-			var cfg s3.ObjectLockConfig
-			if cfg, err = s3xml.ParseObjectLockConfiguration(body); err == nil {
-				err = c.a.svc.SetObjectLockConfiguration(ctx, c.who, c.bucket, cfg)
+	svc := c.a.svc
+	c.serveDoc(docOps{
+		get: func(ctx context.Context) ([]byte, error) {
+			cfg, err := svc.ObjectLockConfiguration(ctx, c.who, c.bucket)
+			return s3xml.MarshalObjectLockConfiguration(cfg), err
+		},
+		put: func(ctx context.Context) error {
+			body, err := c.readCheckedBody(s3xml.MaxObjectLockBody)
+			if err != nil {
+				return err
 			}
-		}
-		if err != nil {
-			c.fail(err)
-			return
-		}
-		c.ok()
-	default:
-		c.methodNotAllowed()
-	}
+			cfg, err := s3xml.ParseObjectLockConfiguration(body)
+			if err != nil {
+				return err
+			}
+			return svc.SetObjectLockConfiguration(ctx, c.who, c.bucket, cfg)
+		},
+	})
 }
 
 // serveObjectRetention answers GET and PUT /{bucket}/{key}?retention (with
 // ?versionId); other methods are 405.
 func (c *call) serveObjectRetention() {
-	ctx := c.r.Context()
+	svc := c.a.svc
 	id, err := c.versionID()
 	if err != nil {
 		c.fail(err)
 		return
 	}
-	switch c.r.Method {
-	case http.MethodGet:
-		r, err := c.a.svc.ObjectRetention(ctx, c.who, c.bucket, c.key, id)
-		if err != nil {
-			c.fail(err)
-			return
-		}
-		c.writeXML(s3xml.MarshalRetention(r))
-	case http.MethodPut:
-		body, err := c.readCheckedBody(s3xml.MaxObjectLockBody)
-		if err == nil {
-			var r *s3.Retention
-			if r, err = s3xml.ParseRetention(body); err == nil {
-				err = c.a.svc.SetObjectRetention(ctx, c.who, c.bucket, c.key, id, r, c.bypassGovernance())
+	c.serveDoc(docOps{
+		get: func(ctx context.Context) ([]byte, error) {
+			r, err := svc.ObjectRetention(ctx, c.who, c.bucket, c.key, id)
+			return s3xml.MarshalRetention(r), err
+		},
+		put: func(ctx context.Context) error {
+			body, err := c.readCheckedBody(s3xml.MaxObjectLockBody)
+			if err != nil {
+				return err
 			}
-		}
-		if err != nil {
-			c.fail(err)
-			return
-		}
-		c.ok()
-	default:
-		c.methodNotAllowed()
-	}
+			r, err := s3xml.ParseRetention(body)
+			if err != nil {
+				return err
+			}
+			return svc.SetObjectRetention(ctx, c.who, c.bucket, c.key, id, r, c.bypassGovernance())
+		},
+	})
 }
 
 // serveObjectLegalHold answers GET and PUT /{bucket}/{key}?legal-hold (with
 // ?versionId); other methods are 405.
 func (c *call) serveObjectLegalHold() {
-	ctx := c.r.Context()
+	svc := c.a.svc
 	id, err := c.versionID()
 	if err != nil {
 		c.fail(err)
 		return
 	}
-	switch c.r.Method {
-	case http.MethodGet:
-		on, err := c.a.svc.ObjectLegalHold(ctx, c.who, c.bucket, c.key, id)
-		if err != nil {
-			c.fail(err)
-			return
-		}
-		c.writeXML(s3xml.MarshalLegalHold(on))
-	case http.MethodPut:
-		body, err := c.readCheckedBody(s3xml.MaxObjectLockBody)
-		if err == nil {
-			var on bool
-			if on, err = s3xml.ParseLegalHold(body); err == nil {
-				err = c.a.svc.SetObjectLegalHold(ctx, c.who, c.bucket, c.key, id, on)
+	c.serveDoc(docOps{
+		get: func(ctx context.Context) ([]byte, error) {
+			on, err := svc.ObjectLegalHold(ctx, c.who, c.bucket, c.key, id)
+			return s3xml.MarshalLegalHold(on), err
+		},
+		put: func(ctx context.Context) error {
+			body, err := c.readCheckedBody(s3xml.MaxObjectLockBody)
+			if err != nil {
+				return err
 			}
-		}
-		if err != nil {
-			c.fail(err)
-			return
-		}
-		c.ok()
-	default:
-		c.methodNotAllowed()
-	}
+			on, err := s3xml.ParseLegalHold(body)
+			if err != nil {
+				return err
+			}
+			return svc.SetObjectLegalHold(ctx, c.who, c.bucket, c.key, id, on)
+		},
+	})
 }
 
 // setLockHeaders sets, on a GET or HEAD of version m, its Object Lock:

@@ -6,7 +6,6 @@ import (
 	"net/url"
 	"strings"
 
-	"github.com/cairnkv/cairn/core/httpx"
 	"github.com/cairnkv/cairn/core/s3"
 	"github.com/cairnkv/cairn/core/s3api/s3xml"
 )
@@ -83,16 +82,6 @@ func (c *call) readTagging() ([]s3.Tag, error) {
 	return s3xml.ParseTagging(body)
 }
 
-// taggingOps are the service calls of one tagged resource (an object or a bucket).
-type taggingOps struct {
-	get func(context.Context) ([]s3.Tag, error)
-	set func(context.Context, []s3.Tag) error
-	del func(context.Context) error
-	// putStatus is the status of a successful PUT: 200 for an object, 204 for a
-	// bucket, as AWS answers.
-	putStatus int
-}
-
 // serveObjectTagging answers GET, PUT and DELETE /{bucket}/{key}?tagging, naming the
 // version answered about in x-amz-version-id when the bucket keeps versions (as AWS).
 // ?versionId= must name a version, as for GET (an empty one is 400).
@@ -109,61 +98,40 @@ func (c *call) serveObjectTagging() {
 		}
 		return err
 	}
-	c.serveTagging(taggingOps{
-		get: func(ctx context.Context) ([]s3.Tag, error) {
+	c.serveDoc(docOps{
+		get: func(ctx context.Context) ([]byte, error) {
 			a, err := svc.GetVersionTagging(ctx, c.who, c.bucket, c.key, id)
-			return a.Tags, answered(a, err)
+			return s3xml.MarshalTagging(a.Tags), answered(a, err)
 		},
-		set: func(ctx context.Context, t []s3.Tag) error {
-			return answered(svc.PutVersionTagging(ctx, c.who, c.bucket, c.key, id, t))
+		put: func(ctx context.Context) error {
+			tags, err := c.readTagging()
+			if err != nil {
+				return err
+			}
+			return answered(svc.PutVersionTagging(ctx, c.who, c.bucket, c.key, id, tags))
 		},
 		del: func(ctx context.Context) error {
 			return answered(svc.DeleteVersionTagging(ctx, c.who, c.bucket, c.key, id))
 		},
-		putStatus: http.StatusOK,
 	})
 }
 
 // serveBucketTagging answers GET, PUT and DELETE /{bucket}?tagging.
 func (c *call) serveBucketTagging() {
 	svc := c.a.svc
-	c.serveTagging(taggingOps{
-		get:       func(ctx context.Context) ([]s3.Tag, error) { return svc.BucketTagging(ctx, c.who, c.bucket) },
-		set:       func(ctx context.Context, t []s3.Tag) error { return svc.SetBucketTagging(ctx, c.who, c.bucket, t) },
+	c.serveDoc(docOps{
+		get: func(ctx context.Context) ([]byte, error) {
+			tags, err := svc.BucketTagging(ctx, c.who, c.bucket)
+			return s3xml.MarshalTagging(tags), err
+		},
+		put: func(ctx context.Context) error {
+			tags, err := c.readTagging()
+			if err != nil {
+				return err
+			}
+			return svc.SetBucketTagging(ctx, c.who, c.bucket, tags)
+		},
 		del:       func(ctx context.Context) error { return svc.DeleteBucketTagging(ctx, c.who, c.bucket) },
-		putStatus: http.StatusNoContent,
+		putStatus: http.StatusNoContent, // as AWS answers a bucket's (an object's is 200)
 	})
-}
-
-// serveTagging answers GET (the Tagging document), PUT (a Tagging body) and DELETE
-// (204) of ?tagging with ops; other methods are 405.
-func (c *call) serveTagging(ops taggingOps) {
-	ctx := c.r.Context()
-	var err error
-	switch c.r.Method {
-	case http.MethodGet:
-		var tags []s3.Tag
-		if tags, err = ops.get(ctx); err == nil {
-			c.writeXML(s3xml.MarshalTagging(tags))
-			return
-		}
-	case http.MethodPut:
-		var tags []s3.Tag
-		if tags, err = c.readTagging(); err == nil {
-			err = ops.set(ctx, tags)
-		}
-		if err == nil {
-			_ = httpx.WriteFull(c.w, ops.putStatus, "", nil) // a failed write means the client left
-			return
-		}
-	case http.MethodDelete:
-		if err = ops.del(ctx); err == nil {
-			c.w.WriteHeader(http.StatusNoContent)
-			return
-		}
-	default:
-		c.methodNotAllowed()
-		return
-	}
-	c.fail(err)
 }

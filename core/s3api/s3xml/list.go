@@ -60,12 +60,7 @@ func MarshalListV1(l ListV1) []byte {
 	w.Elem("Prefix", l.Prefix)
 	w.ElemURL("Marker", l.Marker, enc)
 	w.ElemInt("MaxKeys", int64(l.MaxKeys))
-	if l.Delimiter != "" {
-		w.ElemURL("Delimiter", l.Delimiter, enc)
-	}
-	if enc {
-		w.Raw("<EncodingType>url</EncodingType>")
-	}
+	writeDelimiter(w, l.Delimiter, enc)
 	w.ElemBool("IsTruncated", ls.Truncated)
 	if ls.Truncated {
 		w.ElemURL("NextMarker", nextMarker(ls), enc)
@@ -112,12 +107,7 @@ func MarshalListV2(l ListV2) []byte {
 	w.ElemURL("Prefix", l.Prefix, enc)
 	w.ElemInt("KeyCount", int64(len(ls.Objects)+len(ls.CommonPrefixes)))
 	w.ElemInt("MaxKeys", int64(l.MaxKeys))
-	if l.Delimiter != "" {
-		w.ElemURL("Delimiter", l.Delimiter, enc)
-	}
-	if enc {
-		w.Raw("<EncodingType>url</EncodingType>")
-	}
+	writeDelimiter(w, l.Delimiter, enc)
 	w.ElemBool("IsTruncated", ls.Truncated)
 	if l.ContinuationToken != "" {
 		w.Elem("ContinuationToken", l.ContinuationToken)
@@ -147,7 +137,23 @@ func writeEntries(w *Writer, ls *s3types.Listing, enc, owner bool) {
 		}
 		w.Close("Contents")
 	}
-	for _, p := range ls.CommonPrefixes {
+	writeCommonPrefixes(w, ls.CommonPrefixes, enc)
+}
+
+// writeDelimiter writes a listing's Delimiter (when not empty) and EncodingType (url,
+// when asked).
+func writeDelimiter(w *Writer, delimiter string, enc bool) {
+	if delimiter != "" {
+		w.ElemURL("Delimiter", delimiter, enc)
+	}
+	if enc {
+		w.Raw("<EncodingType>url</EncodingType>")
+	}
+}
+
+// writeCommonPrefixes writes a listing's CommonPrefixes{Prefix} entries.
+func writeCommonPrefixes(w *Writer, prefixes []string, enc bool) {
+	for _, p := range prefixes {
 		w.Open("CommonPrefixes")
 		w.ElemURL("Prefix", p, enc)
 		w.Close("CommonPrefixes")

@@ -211,11 +211,7 @@ func MarshalListUploads(l UploadList) []byte {
 		w.ElemTime("Initiated", u.Initiated)
 		w.Close("Upload")
 	}
-	for _, p := range ls.CommonPrefixes {
-		w.Open("CommonPrefixes")
-		w.ElemURL("Prefix", p, enc)
-		w.Close("CommonPrefixes")
-	}
+	writeCommonPrefixes(w, ls.CommonPrefixes, enc)
 	return w.Bytes()
 }
 

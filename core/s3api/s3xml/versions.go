@@ -81,12 +81,7 @@ func MarshalListVersions(l ListVersions) []byte {
 	w.ElemURL("KeyMarker", l.KeyMarker, enc)
 	w.Elem("VersionIdMarker", l.VersionIDMarker)
 	w.ElemInt("MaxKeys", int64(l.MaxKeys))
-	if l.Delimiter != "" {
-		w.ElemURL("Delimiter", l.Delimiter, enc)
-	}
-	if enc {
-		w.Raw("<EncodingType>url</EncodingType>")
-	}
+	writeDelimiter(w, l.Delimiter, enc)
 	w.ElemBool("IsTruncated", ls.Truncated)
 	if ls.Truncated {
 		w.ElemURL("NextKeyMarker", ls.NextKeyMarker, enc)
@@ -97,11 +92,7 @@ func MarshalListVersions(l ListVersions) []byte {
 	for i := range ls.Versions {
 		writeVersion(w, &ls.Versions[i], enc)
 	}
-	for _, p := range ls.CommonPrefixes {
-		w.Open("CommonPrefixes")
-		w.ElemURL("Prefix", p, enc)
-		w.Close("CommonPrefixes")
-	}
+	writeCommonPrefixes(w, ls.CommonPrefixes, enc)
 	return w.Bytes()
 }
 
