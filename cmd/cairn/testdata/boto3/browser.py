@@ -13,31 +13,11 @@ Environment: CAIRN_S3_ENDPOINT (http://host:port), CAIRN_S3_KEY, CAIRN_S3_SECRET
 CAIRN_S3_BUCKET.
 """
 import os
-import sys
 
-import boto3
 import urllib3
-from botocore.config import Config
 from botocore.exceptions import ClientError
 
-
-def check(cond, what, detail=""):
-    if not cond:
-        print("FAIL", what, detail)
-        sys.exit(1)
-    print("ok", what)
-
-
-def client(sigver):
-    return boto3.client(
-        "s3",
-        endpoint_url=os.environ["CAIRN_S3_ENDPOINT"],
-        aws_access_key_id=os.environ["CAIRN_S3_KEY"],
-        aws_secret_access_key=os.environ["CAIRN_S3_SECRET"],
-        region_name="us-east-1",
-        config=Config(signature_version=sigver, s3={"addressing_style": "path"},
-                      retries={"max_attempts": 1, "mode": "standard"}),
-    )
+from clients import client, check
 
 
 def error_code(call, **kw):
@@ -50,7 +30,7 @@ def error_code(call, **kw):
 
 def main():
     ep = os.environ["CAIRN_S3_ENDPOINT"]
-    s3 = client("s3v4")
+    s3 = client(signature_version="s3v4")
     b = os.environ["CAIRN_S3_BUCKET"]
     http = urllib3.PoolManager(retries=False)
     s3.create_bucket(Bucket=b)
@@ -77,7 +57,7 @@ def main():
 
     # POST object, V4 then V2.
     for sigver in ("s3v4", "s3"):
-        c = client(sigver)
+        c = client(signature_version=sigver)
         fields = {"acl": "private", "x-amz-meta-color": "green", "success_action_status": "201", "Content-Type": "text/plain"}
         conds = [{"acl": "private"}, {"x-amz-meta-color": "green"}, {"success_action_status": "201"}, {"Content-Type": "text/plain"},
                  ["content-length-range", 1, 100]]

@@ -41,16 +41,17 @@ def error_of(call, what, **kw):
     check(False, what + ": an error was expected")
 
 
-def client():
+def client(signature_version=None):
     """A boto3 S3 client of the server and user the environment names (path style, no
-    retries)."""
+    retries; signature_version "s3" or "s3v4" to force one)."""
     return boto3.client(
         "s3",
         endpoint_url=os.environ["CAIRN_S3_ENDPOINT"],
         aws_access_key_id=os.environ["CAIRN_S3_KEY"],
         aws_secret_access_key=os.environ["CAIRN_S3_SECRET"],
         region_name="us-east-1",
-        config=Config(s3={"addressing_style": "path"}, retries={"max_attempts": 1, "mode": "standard"}),
+        config=Config(signature_version=signature_version, s3={"addressing_style": "path"},
+                      retries={"max_attempts": 1, "mode": "standard"}),
     )
 
 

@@ -13,27 +13,11 @@ Environment: CAIRN_S3_ENDPOINT (http://host:port), CAIRN_S3_KEY, CAIRN_S3_SECRET
 CAIRN_S3_BUCKET.
 """
 import os
-import sys
 import time
 
-import boto3
-from botocore.config import Config
 from botocore.exceptions import ClientError
 
-
-def check(cond, what, detail=""):
-    if not cond:
-        print("FAIL", what, detail)
-        sys.exit(1)
-    print("ok", what)
-
-
-def error_of(call, what, **kw):
-    try:
-        call(**kw)
-    except ClientError as e:
-        return e.response
-    check(False, what + ": an error was expected")
+from clients import client, check, error_of
 
 
 def exists(s3, b, key):
@@ -61,14 +45,7 @@ RULES = [
 
 
 def main():
-    s3 = boto3.client(
-        "s3",
-        endpoint_url=os.environ["CAIRN_S3_ENDPOINT"],
-        aws_access_key_id=os.environ["CAIRN_S3_KEY"],
-        aws_secret_access_key=os.environ["CAIRN_S3_SECRET"],
-        region_name="us-east-1",
-        config=Config(s3={"addressing_style": "path"}, retries={"max_attempts": 1, "mode": "standard"}),
-    )
+    s3 = client()
     b = os.environ["CAIRN_S3_BUCKET"]
     s3.create_bucket(Bucket=b)
 

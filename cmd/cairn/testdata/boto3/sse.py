@@ -12,27 +12,10 @@ CAIRN_S3_BUCKET.
 """
 import hashlib
 import os
-import sys
 import urllib.request
 
-import boto3
-from botocore.config import Config
-from botocore.exceptions import ClientError
 
-
-def check(cond, what, detail=""):
-    if not cond:
-        print("FAIL", what, detail)
-        sys.exit(1)
-    print("ok", what)
-
-
-def error_of(call, what, **kw):
-    try:
-        call(**kw)
-    except ClientError as e:
-        return e.response
-    check(False, what + ": an error was expected")
+from clients import client, check, error_of
 
 
 def code_status(e):
@@ -40,15 +23,7 @@ def code_status(e):
 
 
 def main():
-    s3 = boto3.client(
-        "s3",
-        endpoint_url=os.environ["CAIRN_S3_ENDPOINT"],
-        aws_access_key_id=os.environ["CAIRN_S3_KEY"],
-        aws_secret_access_key=os.environ["CAIRN_S3_SECRET"],
-        region_name="us-east-1",
-        config=Config(s3={"addressing_style": "path"}, signature_version="s3v4",
-                      retries={"max_attempts": 1, "mode": "standard"}),
-    )
+    s3 = client(signature_version="s3v4")
     b = os.environ["CAIRN_S3_BUCKET"]
     s3.create_bucket(Bucket=b)
     data = os.urandom(200_000)  # several segments

@@ -13,10 +13,8 @@ CAIRN_S3_BUCKET.
 """
 import os
 
-import boto3
-from botocore.config import Config
 
-from clients import check, error_of
+from clients import client, check, error_of
 
 
 def versions(s3, b, **kw):
@@ -31,14 +29,7 @@ def versions(s3, b, **kw):
 
 
 def main():
-    s3 = boto3.client(
-        "s3",
-        endpoint_url=os.environ["CAIRN_S3_ENDPOINT"],
-        aws_access_key_id=os.environ["CAIRN_S3_KEY"],
-        aws_secret_access_key=os.environ["CAIRN_S3_SECRET"],
-        region_name="us-east-1",
-        config=Config(s3={"addressing_style": "path"}, retries={"max_attempts": 1, "mode": "standard"}),
-    )
+    s3 = client()
     b = os.environ["CAIRN_S3_BUCKET"]
     s3.create_bucket(Bucket=b)
     s3.put_object(Bucket=b, Key="k", Body=b"before")
