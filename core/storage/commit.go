@@ -15,12 +15,26 @@ const maxGroupBytes = 1 << 20
 // committer merges concurrent writes into one goleveldb write (group commit: one
 // journal write and at most one fsync for the whole group) and runs one goleveldb write
 // at a time, so that every journal byte written meanwhile belongs to that write (see
-// journalObserver). The goroutine holding token writes the oldest queued batches as
-// one group, acknowledges each of them, and lets the next writer take the token.
+// journalObserver). Writers queue their batches; one goroutine, owned by the DB (started
+// by open, stopped by Close), writes the oldest queued batches as one group,
+// acknowledges each of them, and goes on with what queued meanwhile, holding token for
+// each group.
+//
+// A dedicated goroutine rather than a writer taking the turn (leader/follower): under
+// load the turn passed to a waiting writer's goroutine, which then queued behind every
+// runnable request before it could write, and all writers waited for it (2.8 writes
+// per group, a group every 140 µs at 21,000 PUT/s). The committer keeps running while
+// writes are queued, and a writer that finds the queue empty wakes it onto its own
+// processor just before blocking (docs/rationale.md, "One committer goroutine").
 type committer struct {
-	token chan struct{} // capacity 1: held by the goroutine writing a group
-	mu    sync.Mutex    // guards queue
+	token chan struct{} // capacity 1: held while a group is written (and by Subscribe's cancel)
+	wake  chan struct{} // capacity 1: a batch was queued to an empty queue
+	quit  chan struct{} // closed by stop
+	done  chan struct{} // closed when the goroutine has returned
+	mu    sync.Mutex    // guards queue and stopped
 	queue []*pendingWrite
+	// stopped is set once the goroutine has returned: later writes fail at once.
+	stopped bool
 	// revs remembers the revisions of keys recently written (at most maxRevs), so that
 	// a condition on a hot key is checked without reading it. Guarded by token: every
 	// write goes through the token holder, which keeps it exact (seam.go).
@@ -36,8 +50,8 @@ type committer struct {
 }
 
 // pendingWrites recycles pendingWrite values with their channels: a write allocates
-// neither. A value goes back once its writer has received its result; the token
-// holder that sent it reads only the members after it (writeAndAnswer).
+// neither. A value goes back once its writer has received its result; the committer
+// reads only the members after the one it answered (writeAndAnswer).
 var pendingWrites = sync.Pool{New: func() any { return &pendingWrite{done: make(chan error, 1)} }}
 
 // pendingWrite is one caller's batch waiting in the queue.
@@ -52,44 +66,92 @@ type pendingWrite struct {
 	err error
 }
 
+// start starts the committer's goroutine for db.
+func (c *committer) start(db *DB) {
+	c.token = make(chan struct{}, 1)
+	c.wake = make(chan struct{}, 1)
+	c.quit = make(chan struct{})
+	c.done = make(chan struct{})
+	go c.run(db)
+}
+
+// stop stops the committer's goroutine and waits for it. Writes queued by then are
+// written first (the caller has closed the DB, so they fail with ErrClosed); later
+// ones fail at once.
+func (c *committer) stop() {
+	close(c.quit)
+	<-c.done
+}
+
 // commit writes b (synced when sync) through the queue, if conds hold, and returns its
 // result. owned: nobody modifies b once it is written (Change.Owned).
-//
-// The writer that takes the token collects the queue at once. Yielding the processor
-// first (runtime.Gosched) would let more writers join its group (15 writes per group
-// instead of 1.4 under the load benchmark), but behind HTTP the yield cost more than
-// the journal writes it saved (docs/benchmarks.md, "Faster KV PUTs").
 func (db *DB) commit(b *leveldb.Batch, conds []condition, sync, owned bool) error {
 	c := &db.committer
 	p := pendingWrites.Get().(*pendingWrite)
 	p.b, p.conds, p.sync, p.owned = b, conds, sync, owned
 	c.mu.Lock()
+	if c.stopped {
+		c.mu.Unlock()
+		*p = pendingWrite{done: p.done}
+		pendingWrites.Put(p)
+		return wrap("write", leveldb.ErrClosed)
+	}
 	c.queue = append(c.queue, p)
+	first := len(c.queue) == 1
 	c.mu.Unlock()
-	err := c.await(db, p)
+	if first {
+		select {
+		case c.wake <- struct{}{}:
+		default: // already woken
+		}
+	}
+	err := <-p.done
 	*p = pendingWrite{done: p.done} // the channel is empty: its one result was received
 	pendingWrites.Put(p)
 	return err
 }
 
-// await waits for p's result, writing groups (p's, or ones before it) whenever it
-// holds the token.
-func (c *committer) await(db *DB, p *pendingWrite) error {
+// run writes groups while batches are queued and sleeps while none are, until stop.
+// Whoever queues to an empty queue wakes it; a batch queued to a non-empty queue is
+// found by the take that follows the current group, so none waits unseen.
+func (c *committer) run(db *DB) {
+	defer close(c.done)
 	for {
 		select {
-		case err := <-p.done:
-			return err
-		default:
+		case <-c.wake:
+		case <-c.quit:
+			c.drain(db)
+			return
 		}
-		select {
-		case err := <-p.done:
-			return err
-		case c.token <- struct{}{}:
+		for c.writeNext(db) {
 		}
-		if group := c.take(); len(group) > 0 {
-			c.writeAndAnswer(db, group)
-		}
-		<-c.token
+	}
+}
+
+// writeNext writes the next group, if any is queued, and reports whether it did.
+func (c *committer) writeNext(db *DB) bool {
+	c.token <- struct{}{}
+	defer func() { <-c.token }()
+	group := c.take()
+	if len(group) == 0 {
+		return false
+	}
+	c.writeAndAnswer(db, group)
+	return true
+}
+
+// drain writes what is queued and marks the committer stopped, so that no write
+// queued later waits for it.
+func (c *committer) drain(db *DB) {
+	for c.writeNext(db) {
+	}
+	c.mu.Lock()
+	c.stopped = true
+	rest := c.queue
+	c.queue = nil
+	c.mu.Unlock()
+	for _, p := range rest { // queued between the last take and stopped
+		p.done <- wrap("write", leveldb.ErrClosed)
 	}
 }
 

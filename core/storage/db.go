@@ -104,7 +104,7 @@ func open(dir string, opts Options, recover bool) (*DB, error) {
 		return nil, openError(dir, err)
 	}
 	db := &DB{dir: dir, o: o, log: o.Logger, cur: g, stop: make(chan struct{})}
-	db.committer.token = make(chan struct{}, 1)
+	db.committer.start(db)
 	if f != nil {
 		db.fail.Store(f)
 		db.log.Warn("storage: the data directory's disk is full: opened read-only; writes are refused until space is freed",
@@ -364,6 +364,7 @@ func (db *DB) Close() error {
 		g := db.cur
 		db.cur, db.closed = nil, true
 		db.mu.Unlock()
+		db.committer.stop() // after closed: what is still queued fails with ErrClosed
 		if g != nil {
 			if err := g.close(); err != nil {
 				db.closeErr = wrap("close", err)
