@@ -218,6 +218,7 @@ func (db *DB) writeGroup(group []*pendingWrite) error {
 	if pr.b.Len() == 0 {
 		return nil
 	}
+	db.addKeys(pr.b) // before LevelDB has them: see keyFilter
 	if err := db.writeLocked(g, pr.b, pr.sync); err != nil {
 		db.committer.forget()
 		db.wlog.fail()

@@ -48,6 +48,7 @@ type DB struct {
 	wlog      writeLog    // the committed groups, for RequireItem's conditions
 	derive    derivers    // RegisterDerive's functions
 	subs      subscribers // Subscribe's callbacks
+	keys      keyFilters  // the keys stored, for reads of absent keys (keyfilter.go)
 
 	// fail is why writes are suspended (nil when they are not).
 	fail atomic.Pointer[failure]
@@ -114,6 +115,9 @@ func open(dir string, opts Options, recover bool) (*DB, error) {
 	if err := db.checkSchema(o.ReadOnly || f != nil); err != nil {
 		_ = db.Close()
 		return nil, err
+	}
+	if !o.ReadOnly {
+		db.startKeyScan(false)
 	}
 	return db, nil
 }
@@ -208,6 +212,9 @@ func (db *DB) get(key []byte) (v []byte, found bool, g *generation, err error) {
 	if err != nil {
 		return nil, false, nil, err
 	}
+	if db.keys.absent(key) {
+		return nil, false, g, nil
+	}
 	v, err = g.ldb.Get(key, nil)
 	switch {
 	case err == nil:
@@ -225,6 +232,9 @@ func (db *DB) Has(key []byte) (bool, error) {
 	g, err := db.readableLocked("has")
 	if err != nil {
 		return false, err
+	}
+	if db.keys.absent(key) {
+		return false, nil
 	}
 	ok, err := g.ldb.Has(key, nil)
 	if err != nil {
@@ -360,6 +370,7 @@ func (db *DB) Close() error {
 		close(db.stop)
 		db.failMu.Unlock()
 		db.recoveryWG.Wait()
+		db.keys.wg.Wait() // the key scan, stopped by stop
 		db.mu.Lock()
 		g := db.cur
 		db.cur, db.closed = nil, true

@@ -37,6 +37,7 @@ func openTest(t *testing.T) *DB {
 // schema version is present, and no iterator or snapshot leaked.
 func checkInvariants(t *testing.T, db *DB) {
 	t.Helper()
+	waitKeyScan(t, db) // its iterator is the DB's own
 	it := db.Iterate(nil, nil)
 	defer it.Release()
 	var prev []byte
@@ -776,5 +777,17 @@ func TestSyncLatency(t *testing.T) {
 	defer db.Close()
 	if v, err := db.Get([]byte("k")); err != nil || string(v) != "v" {
 		t.Fatalf("after reopening: %q, %v", v, err)
+	}
+}
+
+// waitKeyScan waits for the key filter's scan to end.
+func waitKeyScan(t *testing.T, db *DB) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for db.keys.scanning.Load() {
+		if time.Now().After(deadline) {
+			t.Fatal("the key scan still runs after 10 s")
+		}
+		time.Sleep(time.Millisecond)
 	}
 }

@@ -20,6 +20,7 @@ const (
 	DefaultWriteL0PauseTrigger    = 16        // goleveldb: 12
 	DefaultOpenFilesCacheCapacity = 1000      // goleveldb: 500
 	DefaultBloomFilterBits        = 10        // goleveldb: no filter
+	DefaultKeyFilterBytes         = 256 << 20 // the DB's own filter of the keys stored (keyfilter.go)
 )
 
 // Options tune the underlying goleveldb. The zero value of every field means the
@@ -60,6 +61,12 @@ type Options struct {
 	// letting a point read skip tables that cannot hold the key. 0 means the default
 	// (on); negative disables the filter. Changing it is safe on an existing directory.
 	BloomFilterBits int
+
+	// KeyFilterBytes bounds the memory of the DB's own filter of the keys it stores,
+	// which answers reads of keys never written without searching LevelDB (about 1.3
+	// bytes per key; keyfilter.go). 0 means DefaultKeyFilterBytes; negative disables
+	// the filter. A store with more keys than fit reads every key from LevelDB.
+	KeyFilterBytes int64
 
 	// SeeksCompaction re-enables goleveldb's read-triggered ("seek") compactions, which
 	// the package disables by default so that reads never add compaction work during a
@@ -119,6 +126,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	if o.KeyFilterBytes == 0 {
+		o.KeyFilterBytes = DefaultKeyFilterBytes
 	}
 	return o
 }

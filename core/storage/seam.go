@@ -270,6 +270,7 @@ func (o smallOverlay) find(key []byte) (overlayValue, bool) {
 type groupReader struct {
 	g            *generation
 	log          *writeLog           // DB.wlog: vouches for conditions made from a read (vouched)
+	keys         *keyFilters         // DB.keys: knows absent keys
 	revs         map[string]Revision // committer.revs
 	local, known smallOverlay
 	group        map[string]overlayValue // nil until a second member is prepared
@@ -346,6 +347,9 @@ func (r *groupReader) fold() {
 func (r *groupReader) get(key []byte) ([]byte, bool, error) {
 	if ov, ok := r.lookup(key); ok {
 		return ov.v, ov.present, nil
+	}
+	if r.keys.absent(key) {
+		return nil, false, nil
 	}
 	v, err := r.g.ldb.Get(key, nil)
 	switch {
@@ -471,7 +475,7 @@ func (c *committer) replay(db *DB, g *generation) *writeReplay {
 		w.r = new(groupReader)
 	}
 	r := w.r
-	*r = groupReader{g: g, log: &db.wlog, revs: c.revs, local: reuse(r.local), known: reuse(r.known), group: r.group}
+	*r = groupReader{g: g, log: &db.wlog, keys: &db.keys, revs: c.revs, local: reuse(r.local), known: reuse(r.known), group: r.group}
 	// Clearing a map costs what it once held: one that held far more than the last
 	// group used is dropped rather than cleared (an empty one costs nothing to clear).
 	n := len(r.group)

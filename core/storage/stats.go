@@ -21,6 +21,9 @@ import "github.com/syndtr/goleveldb/leveldb"
 //	leveldb_stats      string   goleveldb's own "leveldb.stats" table
 //	writes_suspended   bool     writes are refused after a failed write (a full disk)
 //	write_recoveries   int64    times writes resumed on their own since open
+//	key_filter_ready   bool     reads of absent keys are answered by the key filter
+//	key_filter_bytes   int64    memory of that filter (0 while it is not ready)
+//	key_filter_absent  int64    reads it answered without searching LevelDB since open
 //
 // On a closed DB it returns a map holding only "error".
 func (db *DB) Stats() map[string]any {
@@ -62,8 +65,15 @@ func (db *DB) Stats() map[string]any {
 			"nonlevel0": s.NonLevel0Comp,
 			"seek":      s.SeekComp,
 		},
-		"writes_suspended": db.fail.Load() != nil,
-		"write_recoveries": db.recoveries.Load(),
+		"writes_suspended":  db.fail.Load() != nil,
+		"write_recoveries":  db.recoveries.Load(),
+		"key_filter_absent": db.keys.hits.Load(),
+	}
+	f := db.keys.serving.Load()
+	m["key_filter_ready"] = f != nil && !f.full.Load()
+	m["key_filter_bytes"] = int64(0)
+	if f != nil {
+		m["key_filter_bytes"] = f.size()
 	}
 	if p, err := g.ldb.GetProperty("leveldb.stats"); err == nil {
 		m["leveldb_stats"] = p
