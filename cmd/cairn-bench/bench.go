@@ -63,7 +63,7 @@ type bench struct {
 // phaseResult is one measured phase.
 type phaseResult struct {
 	Name     string  `json:"name"`
-	Server   string  `json:"server"` // cairn or bare
+	Server   string  `json:"server"` // cairn, bare or store (the put phase's store reference)
 	Conns    int     `json:"conns"`
 	Requests int64   `json:"requests"`
 	Errors   int64   `json:"errors"`
@@ -175,7 +175,7 @@ func newBench(o options, out, log io.Writer) (*bench, error) {
 	b.bareLn = ln
 	b.bareAddr = ln.Addr().String()
 	// The same server settings as Cairn's KV listener, without Cairn's handler.
-	b.bare = &http.Server{Handler: bareHandler(b.value), ReadHeaderTimeout: 30 * time.Second, IdleTimeout: 120 * time.Second}
+	b.bare = newHTTPServer(bareHandler(b.value))
 	go func() { _ = b.bare.Serve(ln) }()
 	return b, nil
 }
@@ -266,6 +266,10 @@ func (b *bench) printHeader() {
 		fmt.Fprintf(b.out, "        (wrk runs whole seconds: phases and slices are rounded up)\n")
 	}
 	fmt.Fprintf(b.out, "bare baseline: net/http on loopback; GET answers 200 with a %d-byte body (Content-Type, Content-Length), PUT reads the body and answers 204\n", b.o.ValueSize)
+	if b.o.Phases["put"] && b.o.PutRefs {
+		fmt.Fprintf(b.out, "store reference (put phase): the same net/http server over its own core/storage DB (Cairn's default options); PUT writes\n"+
+			"      the body under the URL path, a one-record batch without sync, and answers 204 (put-dw0-store-rw: Read of the key first)\n")
+	}
 	fmt.Fprintf(b.out, "NOTE: the load generator, Cairn and the bare server share this machine's %d CPUs (with anything else running):\n"+
 		"      the generator's CPU per request pulls CPU-bound ratios towards 1 (Cairn/bare looks better than with the\n"+
 		"      generator on another machine) and lowers CPU-bound over latency-bound ones (dw=1 c%d/c1); all phases are noisy.\n",
@@ -572,29 +576,42 @@ func (b *bench) measure(ctx context.Context, s side) (phaseResult, error) {
 	return p, nil
 }
 
-// measurePair measures two sides under the same machine conditions: each is warmed
-// up, then the measured time of each is cut into --slices slices run alternately
-// (A B B A A B ...), so that a change in the machine's background load affects both
-// alike. With one slice (or --cpuprofile) they run one after the other.
+// measurePair measures two sides under the same machine conditions (measureSides).
 func (b *bench) measurePair(ctx context.Context, x, y side) (phaseResult, phaseResult, error) {
+	ps, err := b.measureSides(ctx, x, y)
+	if err != nil {
+		return phaseResult{}, phaseResult{}, err
+	}
+	return ps[0], ps[1], nil
+}
+
+// measureSides measures sides under the same machine conditions: each is warmed up,
+// then the measured time of each is cut into --slices slices run in turn, the order
+// reversing every slice (A B B A A B ..., or A B C D D C B A ... for more sides), so
+// that a change in the machine's background load affects all alike. With one slice
+// (or --cpuprofile) they run one after the other. The results are in the order of sides.
+func (b *bench) measureSides(ctx context.Context, sides ...side) ([]phaseResult, error) {
 	n := b.slices()
 	if n <= 1 {
-		px, err := b.measure(ctx, x)
-		if err != nil {
-			return px, phaseResult{}, err
+		ps := make([]phaseResult, 0, len(sides))
+		for _, s := range sides {
+			p, err := b.measure(ctx, s)
+			if err != nil {
+				return nil, err
+			}
+			ps = append(ps, p)
 		}
-		py, err := b.measure(ctx, y)
-		return px, py, err
+		return ps, nil
 	}
 	d := b.o.Duration / time.Duration(n)
 	ramp := min(b.o.Warmup, 100*time.Millisecond) // the built-in generator's reconnection at each slice
 	if b.wrk != nil {
 		d, ramp = time.Duration(ceilSeconds(d))*time.Second, 0
 	}
-	if err := b.warmUp(ctx, x, y); err != nil {
-		return phaseResult{}, phaseResult{}, err
+	if err := b.warmUp(ctx, sides...); err != nil {
+		return nil, err
 	}
-	return b.slicedPair(ctx, x, y, n, ramp, d, false)
+	return b.slicedSides(ctx, sides, n, ramp, d, false)
 }
 
 // warmUp runs each side for --warmup, unmeasured.
@@ -610,31 +627,38 @@ func (b *bench) warmUp(ctx context.Context, sides ...side) error {
 	return nil
 }
 
-// slicedPair measures x and y in n alternating slices of d each (after ramp
-// unmeasured), the order flipping every slice, and adds both results.
+// slicedPair measures x and y in n alternating slices (slicedSides).
 func (b *bench) slicedPair(ctx context.Context, x, y side, n int, ramp, d time.Duration, prof bool) (phaseResult, phaseResult, error) {
-	var sx, sy []sample
+	ps, err := b.slicedSides(ctx, []side{x, y}, n, ramp, d, prof)
+	if err != nil {
+		return phaseResult{}, phaseResult{}, err
+	}
+	return ps[0], ps[1], nil
+}
+
+// slicedSides measures sides in n slices of d each (after ramp unmeasured), the order
+// reversing every slice, and adds the results in the order of sides.
+func (b *bench) slicedSides(ctx context.Context, sides []side, n int, ramp, d time.Duration, prof bool) ([]phaseResult, error) {
+	smps := make([][]sample, len(sides))
 	for i := 0; i < n; i++ {
-		order := []*side{&x, &y}
-		if i%2 == 1 {
-			order = []*side{&y, &x}
-		}
-		for _, s := range order {
-			smp, err := b.measureOnce(ctx, *s, ramp, d, prof)
+		for j := range sides {
+			k := j
+			if i%2 == 1 {
+				k = len(sides) - 1 - j
+			}
+			smp, err := b.measureOnce(ctx, sides[k], ramp, d, prof)
 			if err != nil {
-				return phaseResult{}, phaseResult{}, err
+				return nil, err
 			}
-			if s == &x {
-				sx = append(sx, smp)
-			} else {
-				sy = append(sy, smp)
-			}
+			smps[k] = append(smps[k], smp)
 		}
 	}
-	px, py := combine(x, sx), combine(y, sy)
-	b.add(px)
-	b.add(py)
-	return px, py, nil
+	ps := make([]phaseResult, len(sides))
+	for k, s := range sides {
+		ps[k] = combine(s, smps[k])
+		b.add(ps[k])
+	}
+	return ps, nil
 }
 
 // slices is the number of alternating slices of a pair's measurement.
@@ -717,16 +741,35 @@ func (b *bench) phaseGet(ctx context.Context) error {
 	return nil
 }
 
-// phasePut: PUT of new objects with dw=0, Cairn vs the bare handler.
-func (b *bench) phasePut(ctx context.Context) error {
+// phasePut: PUT of new objects with dw=0, Cairn vs the bare handler; with --put-refs
+// also the store reference (storeHandler), blind and reading first, which tell what
+// the storage engine itself allows behind the same HTTP server.
+func (b *bench) phasePut(ctx context.Context) (err error) {
 	w := b.putNew("p", 0)
-	bare, cairn, err := b.measurePair(ctx,
-		side{name: "put-dw0-bare", server: "bare", addr: b.bareAddr, w: w, conns: b.o.Conns},
-		side{name: "put-dw0-cairn", server: "cairn", addr: b.cairnAddr, w: w, conns: b.o.Conns})
+	sides := []side{{name: "put-dw0-bare", server: "bare", addr: b.bareAddr, w: w, conns: b.o.Conns}}
+	if b.o.PutRefs {
+		ref, rerr := startStoreRef()
+		if rerr != nil {
+			return fmt.Errorf("store reference: %w", rerr)
+		}
+		defer func() { err = errors.Join(err, ref.close()) }() // the named result
+		sides = append(sides,
+			side{name: "put-dw0-store", server: "store", addr: ref.blind, w: w, conns: b.o.Conns},
+			side{name: "put-dw0-store-rw", server: "store", addr: ref.readPlus, w: w, conns: b.o.Conns})
+	}
+	sides = append(sides, side{name: "put-dw0-cairn", server: "cairn", addr: b.cairnAddr, w: w, conns: b.o.Conns})
+	ps, err := b.measureSides(ctx, sides...)
 	if err != nil {
 		return err
 	}
-	b.ratio("PUT dw=0 cairn/bare", cairn, bare, 0.3)
+	bare, cairn := ps[0], ps[len(ps)-1]
+	b.ratio("PUT dw=0 cairn/bare", cairn, bare, 0.5)
+	if b.o.PutRefs {
+		store, storeRW := ps[1], ps[2]
+		b.info("PUT dw=0 store/bare", store, bare)
+		b.info("PUT dw=0 store-rw/bare", storeRW, bare)
+		b.info("PUT dw=0 cairn/store", cairn, store)
+	}
 	b.putDW0 = &cairn
 	return nil
 }

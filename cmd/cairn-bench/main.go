@@ -4,7 +4,10 @@
 // and with itself:
 //
 //  1. GET of 1 KiB objects, Cairn / bare (target >= 0.7);
-//  2. PUT of 1 KiB objects with dw=0, Cairn / bare (target >= 0.3);
+//  2. PUT of 1 KiB objects with dw=0, Cairn / bare (target >= 0.5), beside (with
+//     --put-refs, the default) the store reference: the same net/http server writing
+//     each body blindly into a core/storage DB of its own, or reading the key first
+//     (ratios to bare and Cairn / store, no target);
 //  3. PUT with dw=1: 64 concurrent writers / one writer (target >= 10: group commit);
 //  4. GET during and right after a burst of random PUTs, / the settled GET rate before
 //     it (target >= 0.3 for both);

@@ -49,6 +49,8 @@ type options struct {
 	// QueryKeys is the size of the query phase's bucket (listing and 2i).
 	QueryKeys int
 	Slices    int
+	// PutRefs adds the store reference's two sides to the put phase.
+	PutRefs bool
 	// S3Duration is the measured time of each of the s3 phase's compared pairs.
 	S3Duration time.Duration
 	// S3Small and S3Large are the s3 phase's object sizes, each measured with its own
@@ -115,6 +117,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.StringVar(&o.MRFixture, "mr-fixture", "plugins/wasmhost/testdata/hooks.wasm", "WebAssembly module whose map \"values\" does no work (the plugin phase's target comparison)")
 	fs.StringVar(&o.MRModule, "mr-module", "wasm-examples/go/wordcount-map/wordcount-map.wasm", "WebAssembly twin of the wordcount plugin (functions wordcount and sum_counts)")
 	fs.IntVar(&o.QueryKeys, "query-keys", 1_000_000, "objects (each with one _int and one _bin index entry) listed and queried in the query phase")
+	fs.BoolVar(&o.PutRefs, "put-refs", true, "also measure the put phase's store reference: net/http over a storage DB of its own, blind writes and a read before each write")
 	fs.IntVar(&o.Slices, "slices", 5, "measure each compared pair in this many alternating slices (1: one after the other)")
 	o.S3Small, o.S3Large, o.S3Big = 4<<10, 4<<20, 1<<30
 	o.S3Multipart, o.S3PartSize = 5<<30, 16<<20
