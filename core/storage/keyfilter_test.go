@@ -166,11 +166,11 @@ func TestKeyFilterWriteThenRead(t *testing.T) {
 				}
 				it, err := db.Read(context.Background(), key)
 				if err != nil || !it.Rev.Exists() {
-					errs <- fmt.Errorf("%s written, then read: exists %v, %v", key, it.Rev.Exists(), err)
+					errs <- fmt.Errorf("%s written, then read: exists %v, %w", key, it.Rev.Exists(), err)
 					return
 				}
 				if ok, err := db.Has(key); err != nil || !ok {
-					errs <- fmt.Errorf("%s written, then Has: %v, %v", key, ok, err)
+					errs <- fmt.Errorf("%s written, then Has: %v, %w", key, ok, err)
 					return
 				}
 			}
