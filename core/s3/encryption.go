@@ -50,7 +50,7 @@ type Encryption struct {
 	Format int `json:"format,omitempty"`
 	// Layout, for format 2, is the MAC of the object's extents in order (sse.Layout).
 	// Every format 2 object has one but an SSE-C multipart object completed on a server
-	// without a master key (the completion is not given the customer's key).
+	// without a master key by a completion that did not carry the customer's key.
 	Layout []byte `json:"layout,omitempty"`
 	// WrappedLayoutKey, on an SSE-C multipart upload's record only, is its layout key
 	// wrapped with the master key (when the server has one), for the completion to
@@ -162,7 +162,8 @@ func setLayout(m *Manifest, layoutKey []byte) error {
 // checkLayout verifies, with its data key k, that the format 2 object m has the
 // layout it was stored with: its parts in ascending part numbers (1 up; an object
 // stored whole is part 0) and its Layout MAC, which only an SSE-C multipart object
-// completed without a master key lacks.
+// completed without a master key and without the customer's key lacks (its data key
+// is not bound: k.bound).
 func checkLayout(m *Manifest, k *dataKey) error {
 	if k == nil || k.format < sseFormat {
 		return nil
@@ -174,7 +175,7 @@ func checkLayout(m *Manifest, k *dataKey) error {
 	}
 	if m.SSE.Layout == nil {
 		if k.customer && !k.bound {
-			return nil // an SSE-C multipart object completed without a layout key
+			return nil // an SSE-C multipart object completed without any layout key
 		}
 		return errLayout
 	}
@@ -188,36 +189,58 @@ func checkLayout(m *Manifest, k *dataKey) error {
 	return nil
 }
 
-// completionLayoutKey returns the layout key with which the completion of upload u
-// authenticates its object's layout: the data key's for SSE-S3 (the master key opens
-// it), the wrapped one of an SSE-C upload (WrappedLayoutKey); nil for an upload stored
-// in clear or of format 1, or an SSE-C upload without one.
-func (s *Service) completionLayoutKey(u *Upload) ([]byte, error) {
+// completionLayoutKey returns the layout key with which the completion of upload u,
+// given the SSE-C key ck (nil: none), authenticates its object's layout (nil: none),
+// and the data key rewrapped for the object (nil: the upload's wrapping stands).
+//
+//   - SSE-S3: the data key's layout key (the master key opens it).
+//   - SSE-C with ck: the data key ck opens gives it; a data key not yet bound to a
+//     layout MAC (an upload initiated without a master key) is rewrapped bound
+//     (sse.WrapCustomerKeyBound), so the MAC cannot be stripped afterwards.
+//   - SSE-C without ck: the layout key the upload keeps wrapped with the master key
+//     (WrappedLayoutKey); none without a master key.
+//
+// Nil for an upload stored in clear or of format 1. ck for an upload that is not SSE-C
+// is InvalidRequest, another customer's key AccessDenied (openKey).
+func (s *Service) completionLayoutKey(u *Upload, ck *CustomerKey) (lk, rewrapped []byte, err error) {
 	e := u.SSE
+	if ck != nil {
+		k, err := s.openKey(e, ck)
+		if err != nil || k.format < sseFormat {
+			return nil, nil, err
+		}
+		if !k.bound {
+			if rewrapped, err = sse.WrapCustomerKeyBound(ck.Key, k.key); err != nil {
+				return nil, nil, wrapf(err, "wrap data key")
+			}
+		}
+		return sse.LayoutKey(k.key), rewrapped, nil
+	}
 	switch {
 	case e == nil || e.Format < sseFormat:
-		return nil, nil
+		return nil, nil, nil
 	case !e.Customer:
 		k, err := s.openServerKey(e)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
-		return sse.LayoutKey(k.key), nil
+		return sse.LayoutKey(k.key), nil, nil
 	case e.WrappedLayoutKey == nil || s.cfg.MasterKey == nil:
-		return nil, nil
+		return nil, nil, nil
 	}
-	lk, err := s.cfg.MasterKey.UnwrapLayoutKey(e.WrappedLayoutKey)
+	lk, err = s.cfg.MasterKey.UnwrapLayoutKey(e.WrappedLayoutKey)
 	if err != nil {
-		return nil, wrapf(err, "unwrap layout key")
+		return nil, nil, wrapf(err, "unwrap layout key")
 	}
-	return lk, nil
+	return lk, nil, nil
 }
 
 // newEncryption returns the encryption record and data key of a new object (or
 // upload) in bucket b that request q asks for: SSE-C with q's key, SSE-S3 when q or
 // the bucket's default asks for it, nil otherwise. layout says the object will have a
 // layout MAC (an object stored whole always; an upload's completion when the server
-// has a master key): an SSE-C data key is then wrapped bound to it.
+// has a master key): an SSE-C data key is then wrapped bound to it. (An SSE-C upload
+// without a master key is bound at completion if that is given the key.)
 func (s *Service) newEncryption(b *Bucket, q SSERequest, layout bool) (*Encryption, *dataKey, error) {
 	if !q.requested() && b.Encryption == nil {
 		return nil, nil, nil

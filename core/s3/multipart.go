@@ -372,6 +372,16 @@ func queueExtent(batch *storage.Batch, e Extent) {
 // SSE-C upload the manifest returned carries the upload's key MD5 (for the answer to
 // echo); the one stored has none.
 func (s *Service) CompleteUpload(ctx context.Context, r Requester, bucket, key, uploadID string, want []CompletePart, conds WriteConditions) (*Manifest, error) {
+	return s.CompleteUploadWithKey(ctx, r, bucket, key, uploadID, want, conds, nil)
+}
+
+// CompleteUploadWithKey is CompleteUpload given the SSE-C key the completion carries
+// (nil: none; AWS does not require it). With it, an SSE-C upload's object gets its
+// layout MAC under the data key the customer's key opens, whether or not the server
+// has a master key (completionLayoutKey); another key is 403 AccessDenied, a key for
+// an upload that is not SSE-C 400 InvalidRequest. A retried completion (the upload
+// already completed) ignores it.
+func (s *Service) CompleteUploadWithKey(ctx context.Context, r Requester, bucket, key, uploadID string, want []CompletePart, conds WriteConditions, ck *CustomerKey) (*Manifest, error) {
 	if err := conds.validate(); err != nil {
 		return nil, err
 	}
@@ -406,7 +416,7 @@ func (s *Service) CompleteUpload(ctx context.Context, r Requester, bucket, key, 
 		if u.SSE != nil {
 			keyMD5 = u.SSE.CustomerKeyMD5
 		}
-		m, err = s.completeIn(t, u, want, conds)
+		m, err = s.completeIn(t, u, want, conds, ck)
 		return err
 	})
 	if err != nil {
@@ -422,9 +432,13 @@ func (s *Service) CompleteUpload(ctx context.Context, r Requester, bucket, key, 
 }
 
 // completeIn adds to t the completion of upload u with the parts want (read in t: the
-// upload record, which a part commit rewrites, is a condition of the commit) and
-// returns the new object's manifest.
-func (s *Service) completeIn(t *txn, u *Upload, want []CompletePart, conds WriteConditions) (*Manifest, error) {
+// upload record, which a part commit rewrites, is a condition of the commit), given
+// the SSE-C key ck (nil: none), and returns the new object's manifest.
+func (s *Service) completeIn(t *txn, u *Upload, want []CompletePart, conds WriteConditions, ck *CustomerKey) (*Manifest, error) {
+	lk, rewrapped, err := s.completionLayoutKey(u, ck)
+	if err != nil {
+		return nil, err
+	}
 	have, _, err := s.parts(u.ID, 0, 0)
 	if err != nil {
 		return nil, err
@@ -465,9 +479,8 @@ func (s *Service) completeIn(t *txn, u *Upload, want []CompletePart, conds Write
 	_, _ = rand.Read(id)
 	m.UUID = hex.EncodeToString(id)
 	m.LastModified = time.Now().UTC().Truncate(time.Millisecond)
-	lk, err := s.completionLayoutKey(u)
-	if err != nil {
-		return nil, err
+	if rewrapped != nil {
+		m.SSE.WrappedKey = rewrapped // m.SSE is the upload's record's copy
 	}
 	if lk != nil {
 		if err := setLayout(m, lk); err != nil {

@@ -435,6 +435,7 @@ func (s *Service) switchManifest(t *txn, bucket, key string, m *Manifest, conds 
 	if err != nil {
 		return false, err
 	}
+	m.bucket = b // the record this attempt commits against
 	if b.Versioning != "" {
 		return s.switchVersioned(t, b, key, m, conds)
 	}
@@ -526,8 +527,17 @@ func (s *Service) readable(ctx context.Context, get getter, r Requester, bucket,
 	if !s.allowedFor(b, &m.ACL, r, action, key, perm, tagsOf(m, nil)) {
 		return nil, errAccessDenied
 	}
+	m.bucket = b
 	return m, nil
 }
+
+// Bucket returns the record of m's bucket as the service saw it when it read m
+// (OpenObject, StatObject) or committed it (PutObject, copies, completions, POST
+// uploads): what the answer about m says of its bucket (its versioning state, the
+// lifecycle rules that expire m) without looking the bucket up again. Nil for a
+// manifest the service did not read or write so (a retried completion's answer). The
+// record may be the service's cached one: callers must not change it.
+func (m *Manifest) Bucket() *Bucket { return m.bucket }
 
 // hideMissing returns err, the error of reading a key's manifest, as r may see it:
 // what tells whether the key or a version of it exists (NoSuchKey, NoSuchVersion, a

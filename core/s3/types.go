@@ -89,6 +89,10 @@ type Manifest struct {
 	// successor's creation (zero for the current version, and in the current record).
 	// The "ln" lifecycle index is derived from it (lifecyclenoncurrent.go).
 	NoncurrentSince time.Time `json:"noncurrent_since,omitzero"`
+
+	// bucket is the record of the bucket the service read the manifest in or committed
+	// it against (never stored; see Manifest.Bucket).
+	bucket *Bucket
 }
 
 // Extent is a run of an object's data stored under one chunk id: as chunk records of

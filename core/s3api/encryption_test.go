@@ -2,9 +2,11 @@ package s3api
 
 import (
 	"bytes"
+	"context"
 	"crypto/md5"
 	"encoding/base64"
 	"encoding/hex"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -131,6 +133,60 @@ func TestSSECHTTP(t *testing.T) {
 	}
 	if r := e.must(200, mpReq{method: "GET", path: "/enc/mp", header: key, as: e.alice}); r.body != "part one" {
 		t.Fatalf("GET multipart %q", r.body)
+	}
+}
+
+// TestSSECCompleteKeyHTTP: on a server without a master key, a completion that
+// carries the upload's SSE-C key (as minio-go and current AWS SDKs send it) stores the
+// object with a layout MAC and echoes the key's MD5; another key is 403 AccessDenied,
+// malformed key headers 400 InvalidArgument, and a completion without the key is still
+// accepted (AWS does not require it), its object stored without a MAC.
+func TestSSECCompleteKeyHTTP(t *testing.T) {
+	e := newMPEnvKey(t, nil)
+	e.bucket("enc", e.alice)
+	key := sseC("", 7)
+	keyMD5 := key["X-Amz-Server-Side-Encryption-Customer-Key-MD5"]
+	for _, c := range []struct {
+		object string
+		header map[string]string
+		layout bool
+	}{
+		{"with-key", key, true},
+		{"without-key", nil, false},
+	} {
+		id := e.initiate("/enc/"+c.object, e.alice, "X-Amz-Server-Side-Encryption-Customer-Algorithm", "AES256",
+			"X-Amz-Server-Side-Encryption-Customer-Key", key["X-Amz-Server-Side-Encryption-Customer-Key"],
+			"X-Amz-Server-Side-Encryption-Customer-Key-MD5", keyMD5)
+		var body strings.Builder
+		body.WriteString("<CompleteMultipartUpload>")
+		for n, data := range []string{"part one", "part two"} {
+			r := e.must(200, mpReq{method: "PUT", path: "/enc/" + c.object, query: fmt.Sprintf("partNumber=%d&uploadId=%s", n+1, id), body: data, header: key, as: e.alice})
+			fmt.Fprintf(&body, "<Part><PartNumber>%d</PartNumber><ETag>%s</ETag></Part>", n+1, r.header.Get("ETag"))
+		}
+		body.WriteString("</CompleteMultipartUpload>")
+		complete := mpReq{method: "POST", path: "/enc/" + c.object, query: "uploadId=" + id, body: body.String(), as: e.alice}
+		if c.header != nil {
+			complete.header = sseC("", 8)
+			e.mustErr(403, s3.AccessDenied, complete)
+			complete.header = with(key, map[string]string{"X-Amz-Server-Side-Encryption-Customer-Key-MD5": "AAAA"})
+			e.mustErr(400, s3.InvalidArgument, complete)
+		}
+		complete.header = c.header
+		done := e.must(200, complete)
+		if done.header.Get("X-Amz-Server-Side-Encryption-Customer-Key-Md5") != keyMD5 {
+			t.Fatalf("%s: complete answer headers %v", c.object, done.header)
+		}
+		if r := e.must(200, mpReq{method: "GET", path: "/enc/" + c.object, header: key, as: e.alice}); r.body != "part onepart two" {
+			t.Fatalf("%s: GET %q", c.object, r.body)
+		}
+		o, err := e.svc.OpenObject(context.Background(), s3.Requester{ID: e.alice.ID, DisplayName: e.alice.DisplayName}, "enc", c.object)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if layout := o.Manifest.SSE.Layout != nil; layout != c.layout {
+			t.Errorf("%s: layout MAC stored %v, want %v", c.object, layout, c.layout)
+		}
+		o.Close()
 	}
 }
 

@@ -41,7 +41,7 @@ func (c *call) serveBucketLifecycle() {
 // AWS writes it (expiry-date="Fri, 23 Dec 2012 00:00:00 GMT", rule-id="…"). Nothing
 // when no rule does.
 func (c *call) setExpiration(m *s3.Manifest) {
-	b, err := c.a.svc.Bucket(c.r.Context(), c.bucket)
+	b, err := c.bucketOf(m)
 	if err != nil {
 		return
 	}

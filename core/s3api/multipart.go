@@ -119,8 +119,15 @@ func (c *call) uploadPart(uploadID string) {
 
 // completeUpload answers POST ?uploadId=U with a CompleteMultipartUpload body (at most
 // maxXMLBody bytes): the service checks the parts and commits the object; the answer
-// names it with its location and multipart ETag.
+// names it with its location and multipart ETag. The SSE-C headers, optional as at
+// AWS, authenticate an SSE-C object's layout with the customer's key when given
+// (s3.Service.CompleteUploadWithKey).
 func (c *call) completeUpload(uploadID string) {
+	ck, err := c.customerKey("")
+	if err != nil {
+		c.fail(err)
+		return
+	}
 	body, err := c.readXMLBody()
 	if err != nil {
 		c.fail(err)
@@ -131,13 +138,13 @@ func (c *call) completeUpload(uploadID string) {
 		c.fail(err)
 		return
 	}
-	m, err := c.a.svc.CompleteUpload(c.r.Context(), c.who, c.bucket, c.key, uploadID, parts, c.writeConditions())
+	m, err := c.a.svc.CompleteUploadWithKey(c.r.Context(), c.who, c.bucket, c.key, uploadID, parts, c.writeConditions(), ck)
 	if err != nil {
 		c.fail(err)
 		return
 	}
 	c.setExpiration(m)
-	c.echoSSE(m.SSE, nil) // the upload's key MD5 (CompleteUpload)
+	c.echoSSE(m.SSE, ck) // else the upload's key MD5 (CompleteUpload)
 	c.setVersionHeader(m)
 	c.writeXML(s3xml.MarshalCompleteMultipartUpload(c.location(), c.bucket, c.key, m.ETag))
 }

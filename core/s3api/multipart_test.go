@@ -34,11 +34,18 @@ const mpMinPart = 4
 
 func newMPEnv(t *testing.T) *mpEnv {
 	t.Helper()
-	db, err := storage.Open(filepath.Join(t.TempDir(), "db"), storage.Options{})
+	mk, err := sse.NewMasterKey(make([]byte, sse.KeySize))
 	if err != nil {
 		t.Fatal(err)
 	}
-	mk, err := sse.NewMasterKey(make([]byte, sse.KeySize))
+	return newMPEnvKey(t, mk)
+}
+
+// newMPEnvKey is newMPEnv with the SSE master key mk (nil: none, as a cluster node
+// started without --sse-master-key).
+func newMPEnvKey(t *testing.T, mk *sse.MasterKey) *mpEnv {
+	t.Helper()
+	db, err := storage.Open(filepath.Join(t.TempDir(), "db"), storage.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -30,13 +30,23 @@ func (c *call) versionID() (string, error) {
 func (c *call) setVersionHeader(m *s3.Manifest) {
 	id := m.VersionID
 	if id == "" {
-		b, err := c.a.svc.Bucket(c.r.Context(), c.bucket)
+		b, err := c.bucketOf(m)
 		if err != nil || b.Versioning == "" {
 			return
 		}
 		id = s3.NullVersionID
 	}
 	c.w.Header()[c.names.prefix+"version-id"] = []string{id}
+}
+
+// bucketOf returns the record of the bucket of m, a manifest the service returned: the
+// one it read or committed m with (s3.Manifest.Bucket), else (a manifest without one)
+// the bucket as it is now.
+func (c *call) bucketOf(m *s3.Manifest) (*s3.Bucket, error) {
+	if b := m.Bucket(); b != nil {
+		return b, nil
+	}
+	return c.a.svc.Bucket(c.r.Context(), c.bucket)
 }
 
 // setMarkerHeaders sets, for an error that met a delete marker, x-amz-delete-marker:

@@ -75,7 +75,8 @@ func UnwrapCustomerKey(customer, wrapped []byte) ([]byte, error) {
 
 // WrapCustomerKeyBound wraps an SSE-C object's data key with the customer's key as
 // WrapCustomerKey does, and binds to it that the object's layout is authenticated
-// (format 2: every SSE-C object but a multipart one completed without a master key).
+// (format 2: every SSE-C object but a multipart one completed on a server without a
+// master key by a completion not given the customer's key).
 // That cannot be undone without the customer's key: whoever writes the store cannot
 // strip an object's layout MAC and pass it for one that never had any.
 func WrapCustomerKeyBound(customer, dataKey []byte) ([]byte, error) {
