@@ -447,8 +447,9 @@ func (s *Service) expireLoneMarkers(ctx context.Context, b *Bucket, now time.Tim
 // backfillVersionsIndex gives the versions written before the "ln" and "lm" indexes
 // existed their noncurrent_since and their heads their Lone, once per store (the "lv"
 // "versions" record says it is done), a batch of keys at a time, stopping early when
-// ctx is done (the next start resumes). Each key is fixed in one update conditional on
-// its head, which every change of its versions rewrites.
+// ctx is done (the next start resumes: what is fixed stays fixed and is skipped). Each
+// key is fixed by backfillKey, in bounded chunks; the "lv" record is written only
+// after every key is done, so a version left without its entry is never called done.
 func (s *Service) backfillVersionsIndex(ctx context.Context) error {
 	v, err := s.db.Get(versionsIndexKey())
 	if err == nil && string(v) == versionsIndexVersion {
@@ -468,10 +469,7 @@ func (s *Service) backfillVersionsIndex(ctx context.Context) error {
 			if err != nil || len(comps) != 3 {
 				continue // Check reports malformed keys
 			}
-			bucket, key := string(comps[1]), string(comps[2])
-			if err := s.update(ctx, "backfill versions index "+bucket+"/"+key, func(t *txn) error {
-				return s.backfillKeyVersions(t, bucket, key)
-			}); err != nil {
+			if err := s.backfillKey(ctx, string(comps[1]), string(comps[2])); err != nil {
 				return wrapf(err, "backfill versions index")
 			}
 		}
@@ -480,46 +478,156 @@ func (s *Service) backfillVersionsIndex(ctx context.Context) error {
 	return wrapf(storage.Put(ctx, s.db, versionsIndexKey(), []byte(versionsIndexVersion), true), "versions index version")
 }
 
-// backfillKeyVersions writes, in t, the noncurrent_since every version of bucket/key
-// but the newest lacks (its successor's creation) and the head's Lone.
-func (s *Service) backfillKeyVersions(t *txn, bucket, key string) error {
+// backfillChunkVersions and backfillChunkBytes bound one commit of the versions-index
+// backfill: at most this many version records rewritten, and no more once their
+// encoded size reaches this many bytes, so that a key with a long history is fixed in
+// many commits of bounded size (a cluster commit takes at most a few thousand
+// writes). Variables so that tests can lower them.
+var (
+	backfillChunkVersions = 1000
+	backfillChunkBytes    = 1 << 20
+)
+
+// backfillKey fixes bucket/key's versions (backfillKeyVersions) one chunk per update,
+// each conditional on the key's head, which every change of its versions rewrites:
+// each chunk resumes at the version the previous one wrote last, until a chunk
+// reaches the oldest version.
+func (s *Service) backfillKey(ctx context.Context, bucket, key string) error {
+	var from []byte // the version record the last chunk wrote last; nil: none yet
+	for {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		var next []byte
+		err := s.update(ctx, "backfill versions index "+bucket+"/"+key, func(t *txn) error {
+			var err error
+			next, err = s.backfillKeyVersions(t, bucket, key, from)
+			return err
+		})
+		if err != nil || next == nil {
+			return err
+		}
+		from = next
+	}
+}
+
+// backfillKeyVersions writes, in t, the noncurrent_since that versions of bucket/key
+// lack (their successor's creation), older ones than the version record from (nil:
+// all but the newest; then the head's Lone too), until backfillChunkVersions records
+// or backfillChunkBytes bytes are written. It returns the key of the last record it
+// wrote if it stopped at that bound (the next chunk resumes there), nil once it has
+// reached the oldest version. A from that is gone (removed meanwhile) makes it start
+// again from the newest version: the ones already fixed are only read.
+func (s *Service) backfillKeyVersions(t *txn, bucket, key string, from []byte) ([]byte, error) {
 	kv, err := s.loadVersions(t, bucket, key)
 	if err != nil || !kv.stored {
-		return err
+		return nil, err
 	}
 	hadLone := kv.head.Lone != nil
-	it := t.st.IteratePrefix(keyVersionsPrefix(bucket, key))
+	var next []byte
+	resumed := false
+	if from != nil {
+		if next, resumed, err = backfillChunk(kv, from); err != nil {
+			return nil, err
+		}
+	}
+	if !resumed {
+		if next, _, err = backfillChunk(kv, nil); err != nil {
+			return nil, err
+		}
+	}
+	if t.b.Len() == 0 && hadLone == (kv.head.Lone != nil) {
+		return nil, nil // nothing to change
+	}
+	return next, kv.finish()
+}
+
+// backfillChunk is one chunk of backfillKeyVersions: from the version record after
+// (which is then only its first record's successor; resumed reports that it was still
+// there, when not the chunk did nothing), or with after nil from the newest version,
+// which then also sets the head's Lone (the key's only version and a delete marker).
+// The commit requires each record it rewrites, and the successor it took the time
+// from, to be as read: a store's revisions follow content, so the head, which a
+// removal may rewrite unchanged, does not by itself catch a version removed meanwhile,
+// and the chunk must not write one back.
+func backfillChunk(kv *keyVersions, after []byte) (next []byte, resumed bool, err error) {
+	prefix := keyVersionsPrefix(kv.bucket, kv.key)
+	lo := prefix
+	if after != nil {
+		lo = after
+	}
+	it := kv.t.st.Iterate(lo, storage.PrefixEnd(prefix))
 	defer it.Release()
 	var newer *Manifest // the version before this one
-	n := 0
+	var newerKey []byte // its record's key
+	newerHeld := false  // whether the commit requires it already
+	n, written, size, more := 0, 0, 0, false
 	for ; it.Next(); n++ {
+		if n%1024 == 0 {
+			if err := kv.t.ctx.Err(); err != nil {
+				return nil, false, err
+			}
+		}
+		if after != nil && n == 0 && !bytes.Equal(it.Key(), after) {
+			return nil, false, nil // the version to resume after is gone
+		}
 		m := new(Manifest)
 		if err := json.Unmarshal(it.Value(), m); err != nil {
-			return wrapf(err, "decode version %s/%s", bucket, key)
+			return nil, false, wrapf(err, "decode version %s/%s", kv.bucket, kv.key)
 		}
+		held := false
 		if n > 0 && m.NoncurrentSince.IsZero() {
+			if more = written >= backfillChunkVersions || size >= backfillChunkBytes; more {
+				break // the next chunk goes on after next
+			}
+			if err := holdVersions(kv.t, newerKey, newerHeld, it.Key()); err != nil {
+				return nil, false, err
+			}
 			m.NoncurrentSince = newer.LastModified
 			v, err := json.Marshal(m)
 			if err != nil {
-				return wrapf(err, "encode manifest %s/%s", bucket, key)
+				return nil, false, wrapf(err, "encode manifest %s/%s", kv.bucket, kv.key)
 			}
-			t.b.Put(bytes.Clone(it.Key()), v)
+			next = bytes.Clone(it.Key())
+			kv.t.b.Put(next, v)
+			written, size, held = written+1, size+len(next)+len(v), true
 		}
-		if n == 0 && m.DeleteMarker {
+		if after == nil && n == 0 && m.DeleteMarker {
 			kv.head.Lone = &loneMarker{ID: externalID(m.VersionID), At: m.LastModified}
 		}
-		newer = m
+		newer, newerKey, newerHeld = m, append(newerKey[:0], it.Key()...), held
 	}
 	if err := it.Err(); err != nil {
-		return wrapf(err, "read versions %s/%s", bucket, key)
+		return nil, false, wrapf(err, "read versions %s/%s", kv.bucket, kv.key)
 	}
-	if n != 1 {
+	if after == nil && (more || n != 1) {
 		kv.head.Lone = nil
 	}
-	if t.b.Len() == 0 && hadLone == (kv.head.Lone != nil) {
-		return nil // nothing to change
+	if !more {
+		next = nil
 	}
-	return kv.finish()
+	return next, after != nil, nil
+}
+
+// holdVersions makes t's commit require the version record key, and its successor's
+// record newer unless held already, to be unchanged since now; one already gone is a
+// conflict (the chunk starts again).
+func holdVersions(t *txn, newer []byte, held bool, key []byte) error {
+	if !held {
+		if err := holdVersion(t, newer); err != nil {
+			return err
+		}
+	}
+	return holdVersion(t, key)
+}
+
+// holdVersion is holdVersions for one record.
+func holdVersion(t *txn, key []byte) error {
+	_, err := t.get(key)
+	if errors.Is(err, errAbsent) {
+		return errAgain
+	}
+	return err
 }
 
 // checkVersionsIndex adds to bad every disagreement between the "ln" and "lm" indexes

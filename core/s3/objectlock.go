@@ -234,15 +234,20 @@ func (s *Service) SetObjectLockConfiguration(ctx context.Context, r Requester, b
 	})
 }
 
-// lockedBucket returns the bucket if it has Object Lock (400 InvalidRequest
-// otherwise, as AWS answers the retention and legal-hold calls), and checks the key.
-func (s *Service) lockedBucket(ctx context.Context, bucket, key string) (*Bucket, error) {
+// lockedBucket returns the bucket of a retention or legal-hold call if r may make it
+// (action on key, the bucket owner's: 403 AccessDenied otherwise) and the bucket has
+// Object Lock (400 InvalidRequest otherwise), in that order, as AWS: whoever may not
+// make the call learns nothing of the bucket's configuration. It checks the key too.
+func (s *Service) lockedBucket(ctx context.Context, r Requester, bucket, key, action string) (*Bucket, error) {
 	b, err := s.Bucket(ctx, bucket)
 	if err != nil {
 		return nil, err
 	}
 	if err := checkKey(key); err != nil {
 		return nil, err
+	}
+	if !ownerOrAllowedKey(b, r, action, key) {
+		return nil, errAccessDenied
 	}
 	if b.ObjectLock == nil {
 		return nil, errLockMissing
@@ -253,7 +258,7 @@ func (s *Service) lockedBucket(ctx context.Context, bucket, key string) (*Bucket
 // lockOf returns version id ("" the current one) of the object, if r may see its
 // Object Lock by action.
 func (s *Service) lockOf(ctx context.Context, r Requester, bucket, key, id, action string) (*Manifest, error) {
-	b, err := s.lockedBucket(ctx, bucket, key)
+	b, err := s.lockedBucket(ctx, r, bucket, key, action)
 	if err != nil {
 		return nil, err
 	}
@@ -265,9 +270,6 @@ func (s *Service) lockOf(ctx context.Context, r Requester, bucket, key, id, acti
 	m, err := s.versionManifest(s.db.Get, b, key, id)
 	if err != nil {
 		return nil, s.hideMissing(b, r, err)
-	}
-	if !ownerOrAllowedKey(b, r, action, key) {
-		return nil, errAccessDenied
 	}
 	return m, nil
 }
@@ -301,7 +303,7 @@ func (s *Service) ObjectLegalHold(ctx context.Context, r Requester, bucket, key,
 // changeRetention allows: bypass says the request asked to bypass GOVERNANCE
 // retention (honoured with s3:BypassGovernanceRetention).
 func (s *Service) SetObjectRetention(ctx context.Context, r Requester, bucket, key, id string, next *Retention, bypass bool) error {
-	if _, err := s.lockedBucket(ctx, bucket, key); err != nil {
+	if _, err := s.lockedBucket(ctx, r, bucket, key, ActionPutObjectRetention); err != nil {
 		return err
 	}
 	now := time.Now()
@@ -325,7 +327,7 @@ func (s *Service) SetObjectRetention(ctx context.Context, r Requester, bucket, k
 // SetObjectLegalHold puts version id ("" the current one) of the object under a
 // legal hold or lifts it (s3:PutObjectLegalHold, the bucket owner's).
 func (s *Service) SetObjectLegalHold(ctx context.Context, r Requester, bucket, key, id string, on bool) error {
-	if _, err := s.lockedBucket(ctx, bucket, key); err != nil {
+	if _, err := s.lockedBucket(ctx, r, bucket, key, ActionPutObjectLegalHold); err != nil {
 		return err
 	}
 	return s.changeVersion(ctx, r, bucket, key, id, "set legal hold", func(b *Bucket, m *Manifest) error {

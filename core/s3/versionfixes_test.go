@@ -389,3 +389,48 @@ func mustHexID(t *testing.T, id string) []byte {
 	}
 	return raw
 }
+
+// TestVersionRemovalHidesExistence: a requester who may remove only its own versions
+// (WRITE from the bucket's ACL) is answered AccessDenied for a version id whether or
+// not the version exists, so DELETE ?versionId= tells it nothing of others' versions;
+// a requester who may remove any version still deletes a missing one without error.
+func TestVersionRemovalHidesExistence(t *testing.T) {
+	s, _ := newTestService(t)
+	ctx := context.Background()
+	alice, mallory := mustUser(t, s, "alice"), mustUser(t, s, "mallory")
+	mustBucket(t, s, alice, "bkt", "public-read-write")
+	mustBucket(t, s, alice, "plain", "public-read-write")
+	setVersioning(t, s, alice, "bkt", VersioningEnabled)
+	v := put(t, s, alice, "bkt", "k", []byte("alice's"))
+	unknown := newSlot(1).id()
+	for _, tc := range []struct {
+		name        string
+		who         Requester
+		bucket, key string
+		id          string
+		want        Code // "" no error
+	}{
+		{"grantee, an existing version", mallory, "bkt", "k", v.VersionID, AccessDenied},
+		{"grantee, an unknown version of a key", mallory, "bkt", "k", unknown, AccessDenied},
+		{"grantee, no null version", mallory, "bkt", "k", NullVersionID, AccessDenied},
+		{"grantee, a key without versions", mallory, "bkt", "none", unknown, AccessDenied},
+		{"grantee, a bucket never versioned", mallory, "plain", "none", unknown, AccessDenied},
+		{"anonymous, an unknown version", AnonymousRequester, "bkt", "k", unknown, AccessDenied},
+		{"owner, an unknown version", alice, "bkt", "k", unknown, ""},
+		{"owner, a key without versions", alice, "bkt", "none", unknown, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := s.DeleteObjectVersion(ctx, tc.who, tc.bucket, tc.key, tc.id)
+			if tc.want == "" {
+				if err != nil {
+					t.Fatal(err)
+				}
+			} else {
+				wantCode(t, err, tc.want)
+			}
+			if got := readVersion(t, s, alice, "bkt", "k", v.VersionID); string(got) != "alice's" {
+				t.Fatalf("version reads %q", got)
+			}
+		})
+	}
+}

@@ -518,26 +518,20 @@ func (kv *keyVersions) addMarker(r Requester, suspended bool) (DeleteResult, err
 
 // removeVersion removes version id (client form) from the key's versions, and
 // makes the next newest current when it was the newest. An absent version is no
-// error (nothing is written).
+// error (nothing is written) to a requester who may remove any version; to one who
+// may remove only some (kv.mayRemove) it is AccessDenied, as a version it may not
+// remove is, so that the answer never tells whether another's version exists.
 func (s *Service) removeVersion(kv *keyVersions, id string, bypass bool) (DeleteResult, error) {
 	res := DeleteResult{VersionID: id}
-	stored := id
-	if id == NullVersionID {
-		stored = ""
-	}
-	if !kv.hasHead {
-		return res, nil // no versions at all
-	}
-	slot, ok, err := kv.slotOf(stored)
-	if err != nil || !ok {
+	slot, m, err := kv.lookup(id)
+	if err != nil {
 		return res, err
 	}
-	m, err := kv.read(slot)
-	if err != nil || m == nil {
-		return res, err
-	}
-	if kv.mayRemove != nil && !kv.mayRemove(m) {
+	if kv.mayRemove != nil && (m == nil || !kv.mayRemove(m)) {
 		return res, errAccessDenied
+	}
+	if m == nil {
+		return res, nil
 	}
 	if err := lockRefusal(m.Retention, m.LegalHold, time.Now(), bypass); err != nil {
 		return res, err

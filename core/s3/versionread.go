@@ -256,25 +256,12 @@ func applied(change func(*Bucket, *Manifest) error, b *Bucket, m *Manifest) (boo
 // version): NoSuchKey without a current version, NoSuchVersion for an unknown id, a
 // MarkerError (405) for a delete marker.
 func (kv *keyVersions) find(id string) (versionSlot, *Manifest, error) {
-	stored := id
-	switch id {
-	case "":
-		if kv.cur == nil {
-			return versionSlot{}, nil, errNoSuchKey
-		}
-		stored = kv.cur.VersionID
-	case NullVersionID:
-		stored = ""
+	if id == "" && kv.cur == nil {
+		return versionSlot{}, nil, errNoSuchKey
 	}
-	slot, ok, err := kv.slotOf(stored)
+	slot, m, err := kv.lookup(id)
 	if err != nil {
 		return slot, nil, err
-	}
-	var m *Manifest
-	if ok {
-		if m, err = kv.read(slot); err != nil {
-			return slot, nil, err
-		}
 	}
 	switch {
 	case m == nil:
@@ -283,4 +270,29 @@ func (kv *keyVersions) find(id string) (versionSlot, *Manifest, error) {
 		return slot, nil, &MarkerError{Err: errMarkerMethod, VersionID: externalID(m.VersionID), LastModified: m.LastModified}
 	}
 	return slot, m, nil
+}
+
+// lookup returns the slot and record of version id (client form; "" is the current
+// version, "null" the null version), a delete marker included, or a nil record when
+// the key has no such version.
+func (kv *keyVersions) lookup(id string) (versionSlot, *Manifest, error) {
+	if !kv.hasHead {
+		return versionSlot{}, nil, nil // no versions at all (nor a current record)
+	}
+	stored := id
+	switch id {
+	case "":
+		if kv.cur == nil {
+			return versionSlot{}, nil, nil
+		}
+		stored = kv.cur.VersionID
+	case NullVersionID:
+		stored = ""
+	}
+	slot, ok, err := kv.slotOf(stored)
+	if err != nil || !ok {
+		return slot, nil, err
+	}
+	m, err := kv.read(slot)
+	return slot, m, err
 }

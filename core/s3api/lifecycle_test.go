@@ -88,3 +88,19 @@ func TestBucketLifecycleHTTP(t *testing.T) {
 		t.Errorf("HEAD without a configuration: x-amz-expiration %q", got)
 	}
 }
+
+// TestLifecycleFilterRoundTrip: a configuration stored by PUT ?lifecycle comes back
+// from GET with each rule's filter as sent, through the bucket record: an explicit
+// empty Prefix stays one, apart from an empty Filter and from no Filter at all.
+func TestLifecycleFilterRoundTrip(t *testing.T) {
+	e := newMPEnv(t)
+	e.bucket("lcy", e.alice)
+	const exp = `<Status>Enabled</Status><Expiration><Days>1</Days></Expiration>`
+	doc := lifecycleDoc(`<ID>empty-prefix</ID><Filter><Prefix></Prefix></Filter>`+exp,
+		`<ID>empty-filter</ID><Filter></Filter>`+exp, `<ID>none</ID>`+exp)
+	e.must(200, mpReq{method: "PUT", path: "/lcy", query: "lifecycle", body: doc, as: e.alice})
+	got := e.must(200, mpReq{method: "GET", path: "/lcy", query: "lifecycle", as: e.alice}).body
+	if want := s3xml.Header + doc; got != want {
+		t.Fatalf("GET ?lifecycle:\n got %s\nwant %s", got, want)
+	}
+}

@@ -103,3 +103,29 @@ func TestObjectLockHTTP(t *testing.T) {
 	e.put("/plain/k", "x", e.alice)
 	e.mustErr(400, s3.InvalidRequest, mpReq{method: "GET", path: "/plain/k", query: "retention", as: e.alice})
 }
+
+// TestLockCallsAuthorizeFirst: ?retention and ?legal-hold (GET and PUT) on a bucket
+// without Object Lock answer AccessDenied to whoever may not make the call (another
+// user, even with WRITE on the bucket; anonymous) before InvalidRequest "Bucket is
+// missing Object Lock Configuration", which only the bucket owner gets, as AWS.
+func TestLockCallsAuthorizeFirst(t *testing.T) {
+	e := newMPEnv(t)
+	e.bucket("plain", e.alice, "x-amz-acl", "public-read-write")
+	e.put("/plain/k", "x", e.alice)
+	reqs := []mpReq{
+		{method: "GET", path: "/plain/k", query: "retention"},
+		{method: "PUT", path: "/plain/k", query: "retention",
+			body: `<Retention><Mode>GOVERNANCE</Mode><RetainUntilDate>2199-01-01T00:00:00Z</RetainUntilDate></Retention>`},
+		{method: "GET", path: "/plain/k", query: "legal-hold"},
+		{method: "PUT", path: "/plain/k", query: "legal-hold", body: `<LegalHold><Status>ON</Status></LegalHold>`},
+		{method: "GET", path: "/plain/absent", query: "retention"},
+	}
+	for _, q := range reqs {
+		for _, who := range []*s3.User{e.bob, nil} {
+			q.as = who
+			e.mustErr(403, s3.AccessDenied, q)
+		}
+		q.as = e.alice
+		e.mustErr(400, s3.InvalidRequest, q)
+	}
+}

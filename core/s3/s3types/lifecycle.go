@@ -37,6 +37,10 @@ type AbortIncompleteUpload struct {
 type LifecycleFilter struct {
 	Form   FilterForm `json:"form,omitempty"`
 	Prefix string     `json:"prefix,omitempty"`
+	// HasPrefix says a Filter (or its And) had a Prefix element, an empty one too, so
+	// that GET writes it back as sent: <Filter><Prefix></Prefix></Filter> is not
+	// <Filter/> (both select every object).
+	HasPrefix bool `json:"has_prefix,omitempty"`
 	// Tags must all be among the object's tags (key and value).
 	Tags []Tag `json:"tags,omitempty"`
 	// SizeGreaterThan and SizeLessThan bound the object's size in bytes, exclusively;

@@ -172,7 +172,7 @@ func parseFilter(f *filterDoc) (s3types.LifecycleFilter, error) {
 		prefix, tags, gt, lt = a.Prefix, a.Tags, a.Gt, a.Lt
 	}
 	if prefix != nil {
-		out.Prefix = *prefix
+		out.Prefix, out.HasPrefix = *prefix, true
 	}
 	for _, t := range tags {
 		if t.Key == nil {
@@ -306,7 +306,8 @@ func MarshalLifecycle(lc *s3types.Lifecycle) []byte {
 }
 
 // writeFilter writes a rule's filter in its form: a rule-level Prefix, a Filter with
-// its one condition, or a Filter with an And.
+// its one condition (none: an empty Filter), or a Filter with an And; a Filter's
+// Prefix is written when it was given, an empty one too.
 func writeFilter(w *Writer, f *s3types.LifecycleFilter) {
 	switch f.Form {
 	case s3types.FilterNone:
@@ -320,7 +321,7 @@ func writeFilter(w *Writer, f *s3types.LifecycleFilter) {
 	if and {
 		w.Open("And")
 	}
-	if f.Prefix != "" || and {
+	if f.Prefix != "" || f.HasPrefix {
 		w.Elem("Prefix", f.Prefix)
 	}
 	for _, t := range f.Tags {

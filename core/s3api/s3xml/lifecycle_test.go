@@ -29,7 +29,7 @@ var lifecycleForms = []struct {
 		s3types.LifecycleRule{ID: "b", Enabled: true, Filter: s3types.LifecycleFilter{Form: s3types.FilterSingle},
 			Expiration: &s3types.LifecycleExpiration{Date: time.Date(2030, 1, 2, 0, 0, 0, 0, time.UTC)}}},
 	{"filter prefix, date only", lcRule(`<Filter><Prefix>p</Prefix></Filter><Status>Enabled</Status><Expiration><Date>2030-01-02</Date></Expiration>`),
-		s3types.LifecycleRule{Enabled: true, Filter: s3types.LifecycleFilter{Form: s3types.FilterSingle, Prefix: "p"},
+		s3types.LifecycleRule{Enabled: true, Filter: s3types.LifecycleFilter{Form: s3types.FilterSingle, Prefix: "p", HasPrefix: true},
 			Expiration: &s3types.LifecycleExpiration{Date: time.Date(2030, 1, 2, 0, 0, 0, 0, time.UTC)}}},
 	{"filter tag", lcRule(`<Filter><Tag><Key>k</Key><Value>v</Value></Tag></Filter><Status>Enabled</Status><Expiration><Days> 7 </Days></Expiration>`),
 		s3types.LifecycleRule{Enabled: true, Filter: s3types.LifecycleFilter{Form: s3types.FilterSingle, Tags: []s3types.Tag{{Key: "k", Value: "v"}}},
@@ -40,14 +40,14 @@ var lifecycleForms = []struct {
 	{"and", lcRule(`<ID>c</ID><Filter><And><Prefix>x/</Prefix><Tag><Key>a</Key><Value>1</Value></Tag><Tag><Key>b</Key><Value></Value></Tag>` +
 		`<ObjectSizeGreaterThan>1</ObjectSizeGreaterThan><ObjectSizeLessThan>9</ObjectSizeLessThan></And></Filter><Status>Enabled</Status>` +
 		`<Expiration><Days>2</Days></Expiration>`),
-		s3types.LifecycleRule{ID: "c", Enabled: true, Filter: s3types.LifecycleFilter{Form: s3types.FilterAnd, Prefix: "x/",
+		s3types.LifecycleRule{ID: "c", Enabled: true, Filter: s3types.LifecycleFilter{Form: s3types.FilterAnd, Prefix: "x/", HasPrefix: true,
 			Tags: []s3types.Tag{{Key: "a", Value: "1"}, {Key: "b"}}, SizeGreaterThan: ptr(int64(1)), SizeLessThan: ptr(int64(9))},
 			Expiration: &s3types.LifecycleExpiration{Days: 2}}},
 	{"versioned actions and abort", lcRule(`<ID>d</ID><Filter><Prefix></Prefix></Filter><Status>Enabled</Status>` +
 		`<Expiration><ExpiredObjectDeleteMarker>true</ExpiredObjectDeleteMarker></Expiration>` +
 		`<NoncurrentVersionExpiration><NoncurrentDays>30</NoncurrentDays><NewerNoncurrentVersions>2</NewerNoncurrentVersions></NoncurrentVersionExpiration>` +
 		`<AbortIncompleteMultipartUpload><DaysAfterInitiation>5</DaysAfterInitiation></AbortIncompleteMultipartUpload>`),
-		s3types.LifecycleRule{ID: "d", Enabled: true, Filter: s3types.LifecycleFilter{Form: s3types.FilterSingle},
+		s3types.LifecycleRule{ID: "d", Enabled: true, Filter: s3types.LifecycleFilter{Form: s3types.FilterSingle, HasPrefix: true},
 			Expiration:           &s3types.LifecycleExpiration{DeleteMarker: ptr(true)},
 			NoncurrentExpiration: &s3types.NoncurrentExpiration{NoncurrentDays: 30, NewerVersions: 2},
 			AbortUpload:          &s3types.AbortIncompleteUpload{DaysAfterInitiation: 5}}},
@@ -84,6 +84,33 @@ func TestMarshalLifecycleGolden(t *testing.T) {
 		`<Status>Enabled</Status><Expiration><Days>2</Days></Expiration></Rule></LifecycleConfiguration>`
 	if got := string(MarshalLifecycle(lc)); got != want {
 		t.Errorf("got\n%s\nwant\n%s", got, want)
+	}
+}
+
+// TestMarshalLifecycleFilterForms: GET ?lifecycle writes a rule's filter back as its
+// PUT wrote it: no Filter, an empty Filter, a Filter (or And) with an empty Prefix and
+// one without a Prefix are four documents, though the first three select the same.
+func TestMarshalLifecycleFilterForms(t *testing.T) {
+	const exp = `<Status>Enabled</Status><Expiration><Days>1</Days></Expiration>`
+	for _, c := range []struct {
+		name, filter string
+	}{
+		{"no filter", ``},
+		{"empty filter", `<Filter></Filter>`},
+		{"empty prefix", `<Filter><Prefix></Prefix></Filter>`},
+		{"prefix", `<Filter><Prefix>a/</Prefix></Filter>`},
+		{"legacy empty prefix", `<Prefix></Prefix>`},
+		{"and with an empty prefix", `<Filter><And><Prefix></Prefix><Tag><Key>k</Key><Value>v</Value></Tag></And></Filter>`},
+		{"and without a prefix", `<Filter><And><Tag><Key>k</Key><Value>v</Value></Tag><ObjectSizeLessThan>9</ObjectSizeLessThan></And></Filter>`},
+	} {
+		lc, err := ParseLifecycle([]byte(lcRule(`<ID>r</ID>` + c.filter + exp)))
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		want := Header + lcRule(`<ID>r</ID>`+c.filter+exp)
+		if got := string(MarshalLifecycle(lc)); got != want {
+			t.Errorf("%s: got\n%s\nwant\n%s", c.name, got, want)
+		}
 	}
 }
 
