@@ -313,12 +313,15 @@ func (db *DB) acquireReader(op string) (*readerRef, error) {
 // Iterate returns an iterator over the keys in [lo, hi) in ascending order, reading an
 // implicit snapshot taken now. A nil lo starts at the first key; a nil hi runs to the
 // end of the keyspace. The iterator must be released.
-func (db *DB) Iterate(lo, hi []byte) *Iterator {
+func (db *DB) Iterate(lo, hi []byte) *Iterator { return db.iterate(lo, hi, nil) }
+
+// iterate is Iterate with goleveldb read options (nil: the defaults).
+func (db *DB) iterate(lo, hi []byte, ro *opt.ReadOptions) *Iterator {
 	r, err := db.acquireReader("iterate")
 	if err != nil {
 		return failedIterator(err)
 	}
-	return newIterator(r.g.ldb.NewIterator(rangeOf(lo, hi), nil), r, nil)
+	return newIterator(r.g.ldb.NewIterator(rangeOf(lo, hi), ro), r, nil)
 }
 
 // IteratePrefix returns an iterator over the keys that start with prefix (see Iterate).

@@ -145,10 +145,13 @@ func (f *keyFilter) absent(key []byte) bool {
 	return !f.mayHave(filterHash(key))
 }
 
-// add adds key. It reports false when the filter is full (and now answers "maybe").
+// add adds key. It reports false when the filter is full (and answers "maybe").
 func (f *keyFilter) add(key []byte) bool {
 	if !filtered(key) {
 		return true
+	}
+	if f.full.Load() {
+		return false
 	}
 	h := filterHash(key)
 	if f.mayHave(h) {
@@ -166,8 +169,12 @@ func (f *keyFilter) add(key []byte) bool {
 }
 
 // grow adds a slice after last (unless another add did already) and returns the slice
-// to add to, or nil (and marks f full) if it would not fit in f.max.
+// to add to, or nil (and marks f full) when the budget f.max has no room for one. The
+// new slice is filterGrowth times larger than last, or whatever the budget has left.
 func (f *keyFilter) grow(last *filterSlice) *filterSlice {
+	if f.full.Load() {
+		return nil
+	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	list := *f.slices.Load()
@@ -175,13 +182,13 @@ func (f *keyFilter) grow(last *filterSlice) *filterSlice {
 		cur.count.Add(1)
 		return cur
 	}
-	next := newFilterSlice(last.capacity * filterGrowth)
-	size := int64(len(next.blocks) * 8)
-	if f.bytes+size > f.max {
+	capacity := min(last.capacity*filterGrowth, (f.max-f.bytes)*8/filterBitsPerKey)
+	if capacity < filterFirstKeys {
 		f.full.Store(true)
 		return nil
 	}
-	f.bytes += size
+	next := newFilterSlice(capacity)
+	f.bytes += int64(len(next.blocks) * 8)
 	next.count.Store(1)
 	grown := append(append(make([]*filterSlice, 0, len(list)+1), list...), next)
 	f.slices.Store(&grown)
@@ -224,6 +231,9 @@ type filterAdder struct {
 
 func (a *filterAdder) Put(key, _ []byte) {
 	if a.serving != nil && !a.serving.add(key) {
+		// Full: drop it now (reads go to LevelDB) rather than keep its memory beside
+		// the one a new scan builds.
+		a.db.keys.serving.CompareAndSwap(a.serving, nil)
 		a.serving = nil
 		a.db.startKeyScan(true)
 	}
@@ -235,7 +245,8 @@ func (a *filterAdder) Put(key, _ []byte) {
 func (a *filterAdder) Delete([]byte) {}
 
 // addKeys adds the keys b puts to the filters, before b is written. Call with the
-// committer's token.
+// committer's token: the scan installs its filter with the token too, so no group falls
+// between the loads below and a swap.
 func (db *DB) addKeys(b *leveldb.Batch) {
 	a := &db.keys.adder
 	*a = filterAdder{db: db, serving: db.keys.serving.Load(), building: db.keys.building.Load()}
@@ -246,15 +257,26 @@ func (db *DB) addKeys(b *leveldb.Batch) {
 	*a = filterAdder{}
 }
 
-// startKeyScan starts building a new filter from the keys present, unless a scan runs
-// or filters are off. tokenHeld: the caller holds the committer's token (the
-// committer itself, when the serving filter fills up); otherwise it takes it, so that
-// every group written after the new filter is installed adds its keys to it and the
-// scan's iterator, made afterwards, sees every group written before.
+// startKeyScan starts building a new filter from the keys present, unless a scan runs,
+// filters are off or the DB is closing. tokenHeld: the caller holds the committer's
+// token (the committer itself, when the serving filter fills up); otherwise it takes
+// it, so that every group written after the new filter is set up adds its keys to it.
 func (db *DB) startKeyScan(tokenHeld bool) {
-	if db.o.KeyFilterBytes < 0 || db.keys.off.Load() || !db.keys.scanning.CompareAndSwap(false, true) {
+	if db.o.KeyFilterBytes < firstSliceBytes || db.keys.off.Load() || !db.keys.scanning.CompareAndSwap(false, true) {
 		return
 	}
+	// Like startRecovery: Close waits for the scan after closing stop, so the scan is
+	// counted only if stop is not closed yet.
+	db.failMu.Lock()
+	select {
+	case <-db.stop:
+		db.failMu.Unlock()
+		db.keys.scanning.Store(false)
+		return
+	default:
+	}
+	db.keys.wg.Add(1)
+	db.failMu.Unlock()
 	f := newKeyFilter(db.o.KeyFilterBytes)
 	if !tokenHeld {
 		db.committer.token <- struct{}{}
@@ -263,51 +285,67 @@ func (db *DB) startKeyScan(tokenHeld bool) {
 	if !tokenHeld {
 		<-db.committer.token
 	}
-	db.keys.wg.Add(1)
 	go db.scanKeys(f)
 }
+
+// firstSliceBytes is the size of a filter's first slice: a smaller KeyFilterBytes
+// means no filter.
+var firstSliceBytes = int64(len(newFilterSlice(filterFirstKeys).blocks) * 8)
 
 // errScanStopped ends a scan when the DB closes.
 var errScanStopped = errors.New("storage: key scan stopped")
 
-// scanKeys adds every key present to f and then serves reads with it. A scan
-// interrupted by a recovery starts again (a few times); one that fails otherwise, or
-// whose filter fills up, leaves reads to LevelDB.
+// scanKeys adds every key present to f, then, holding the committer's token (no group
+// is between addKeys' loads of the filters and the swap), serves reads with it, or
+// drops it: after a failed scan reads go to LevelDB, and after one whose keys did not
+// fit for good.
 func (db *DB) scanKeys(f *keyFilter) {
 	defer db.keys.wg.Done()
-	defer db.keys.scanning.Store(false)
-	var err error
-	for attempt := 0; attempt < 3; attempt++ {
-		if err = db.scanInto(f); !errors.Is(err, ErrInterrupted) {
-			break
-		}
-		select {
-		case <-db.stop:
-			err = errScanStopped
-		case <-time.After(time.Second):
-		}
+	err := db.scanInto(f)
+	if testHookScanned != nil {
+		testHookScanned(db)
+	}
+	select {
+	case db.committer.token <- struct{}{}:
+	case <-db.stop: // closing: nothing to install
+		db.keys.scanning.Store(false)
+		return
 	}
 	db.keys.building.CompareAndSwap(f, nil)
 	switch {
 	case errors.Is(err, errScanStopped) || errors.Is(err, ErrClosed):
-		return
 	case err != nil:
 		db.log.Warn("storage: key filter: scan failed; reads of absent keys search LevelDB", "dir", db.dir, "err", err)
-		return
 	case f.full.Load():
 		db.keys.off.Store(true)
 		db.keys.serving.Store(nil)
 		db.log.Warn("storage: key filter: the keys present need more than its limit; reads of absent keys search LevelDB",
 			"dir", db.dir, "limit_bytes", f.max)
-		return
+	default:
+		f.ready.Store(true)
+		db.keys.serving.Store(f)
 	}
-	f.ready.Store(true)
-	db.keys.serving.Store(f)
+	// Before the token goes back: a group that fills f right after may start the next scan.
+	db.keys.scanning.Store(false)
+	<-db.committer.token
 }
 
-// scanInto adds every key present to f. It first waits for the group being written
-// (when the committer started the scan, the rest of its group was not added to f), so
-// that its iterator sees every group that did not add its keys to f.
+// testHookScanned, when set by a test, runs when a scan has read the keys, before it
+// installs its filter.
+var testHookScanned func(*DB)
+
+// scanChunkKeys is the number of keys one iterator of the scan reads: the scan makes a
+// new iterator after each chunk, so that it does not pin one view of the store (which
+// keeps compaction from dropping what was overwritten or deleted) for a whole scan of a
+// large store, and a recovery interrupts one chunk only.
+var scanChunkKeys = 1 << 16
+
+// scanInto adds every key present to f, chunk by chunk. It first waits for the group
+// being written (when the committer started the scan, the rest of its group was not
+// added to f), so that every group that did not add its keys to f is in the view of
+// the first chunk's iterator; a key written later is added by the committer, so a
+// later chunk's newer view misses nothing. A chunk interrupted by a recovery is read
+// again, up to three times in a row.
 func (db *DB) scanInto(f *keyFilter) error {
 	select {
 	case db.committer.token <- struct{}{}:
@@ -315,19 +353,58 @@ func (db *DB) scanInto(f *keyFilter) error {
 	case <-db.stop:
 		return errScanStopped
 	}
-	it := db.Iterate(nil, nil)
-	defer it.Release()
-	for n := 0; it.Next(); n++ {
-		if n%4096 == 0 {
+	var from []byte
+	for failures := 0; ; {
+		next, err := db.scanChunk(f, from)
+		switch {
+		case errors.Is(err, ErrInterrupted) && failures < 2:
+			failures++
 			select {
 			case <-db.stop:
 				return errScanStopped
+			case <-time.After(time.Second):
+			}
+			continue
+		case err != nil:
+			return err
+		case next == nil:
+			return nil
+		}
+		from, failures = next, 0
+	}
+}
+
+// scanChunk adds the keys from from on (nil: the first) to f, at most scanChunkKeys of
+// them, skipping the tables the filter does not cover, and returns the key to go on
+// from (nil at the end). It reads without filling the block cache.
+func (db *DB) scanChunk(f *keyFilter, from []byte) ([]byte, error) {
+	it := db.iterate(from, nil, scanOptions)
+	defer it.Release()
+	ok := it.Next()
+	for n := 0; ok; {
+		key := it.Key()
+		if len(key) > 0 && !filtered(key) { // skip the rest of the table
+			if key[0] == 0xff {
+				break
+			}
+			ok = it.Seek([]byte{key[0] + 1})
+			continue
+		}
+		if n == scanChunkKeys {
+			return append([]byte(nil), key...), nil
+		}
+		if n%4096 == 0 {
+			select {
+			case <-db.stop:
+				return nil, errScanStopped
 			default:
 			}
 		}
-		if !f.add(it.Key()) {
-			return nil // full: scanKeys gives up
+		if !f.add(key) {
+			return nil, nil // full: scanKeys gives up
 		}
+		n++
+		ok = it.Next()
 	}
-	return it.Err()
+	return nil, it.Err()
 }

@@ -2,7 +2,9 @@ package storage
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"runtime"
 	"sync"
 	"testing"
 	"time"
@@ -187,7 +189,7 @@ func TestKeyFilterWriteThenRead(t *testing.T) {
 // still present (deleted keys drop out), and reads stay right throughout; one whose
 // keys do not fit turns the filter off for good.
 func TestKeyFilterRebuild(t *testing.T) {
-	db, err := Open(t.TempDir(), Options{NoSync: true, KeyFilterBytes: 200 << 10}) // 80 KiB + 320 KiB slices do not fit
+	db, err := Open(t.TempDir(), Options{NoSync: true, KeyFilterBytes: 100 << 10}) // the first slice (80 KiB) and no second
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -254,4 +256,150 @@ func writeBatch(t *testing.T, db *DB, b *Batch) {
 		t.Fatal(err)
 	}
 	b.Reset()
+}
+
+// TestKeyFilterWriteWhileInstalling: a key written after the scan read the keys and
+// before it installs its filter is in the filter installed (review: a group between
+// the committer's loads of the filters and the swap was in neither).
+func TestKeyFilterWriteWhileInstalling(t *testing.T) {
+	key := k("t", "b", "written-while-installing")
+	testHookScanned = func(db *DB) {
+		if err := db.Put(key, []byte("siblings"), false); err != nil {
+			t.Error(err)
+		}
+	}
+	db, err := Open(t.TempDir(), Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { checkInvariants(t, db); db.Close() })
+	waitKeyScan(t, db)
+	testHookScanned = nil
+	if db.keys.serving.Load() == nil {
+		t.Fatal("no filter installed")
+	}
+	if ok, err := db.Has(key); err != nil || !ok {
+		t.Fatalf("Has %v, %v", ok, err)
+	}
+	it, err := db.Read(context.Background(), key)
+	if err != nil || !it.Rev.Exists() {
+		t.Fatalf("Read: exists %v, %v", it.Rev.Exists(), err)
+	}
+	b := db.NewBatch()
+	b.RequireItem(key, Item{}) // "absent": must conflict
+	b.Put(key, []byte("fresh object"))
+	if err := db.Write(b, false); err == nil {
+		t.Fatal("a write conditional on absence replaced the stored object")
+	}
+}
+
+// TestKeyFilterFullAllocatesNothing: adds to a full filter allocate no slice (review:
+// each one allocated the next slice before finding it over the budget).
+func TestKeyFilterFullAllocatesNothing(t *testing.T) {
+	f := newKeyFilter(400 << 10)
+	for i := 0; f.add(k("t", "b", fmt.Sprint(i))); i++ {
+	}
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	for j := range 100 {
+		if f.add(k("t", "b", fmt.Sprint("new-", j))) {
+			t.Fatal("a full filter took a key")
+		}
+	}
+	runtime.ReadMemStats(&after)
+	if per := (after.TotalAlloc - before.TotalAlloc) / 100; per > 4<<10 {
+		t.Errorf("%d bytes allocated per add to a full filter", per)
+	}
+	// The budget is used up: the last slice takes what the growth factor would
+	// have exceeded.
+	if f.size() < 300<<10 {
+		t.Errorf("full at %d bytes of a 400 KiB budget", f.size())
+	}
+}
+
+// TestKeyFilterScanAcrossClose: a filter that fills up while Close runs starts no scan
+// that Close does not wait for (go test -race: review found wg.Add racing wg.Wait).
+func TestKeyFilterScanAcrossClose(t *testing.T) {
+	for range 5 {
+		db, err := Open(t.TempDir(), Options{NoSync: true, KeyFilterBytes: 100 << 10})
+		if err != nil {
+			t.Fatal(err)
+		}
+		waitKeyScan(t, db)
+		b := db.NewBatch()
+		for i := range filterFirstKeys - 10 {
+			b.Put(k("t", "b", fmt.Sprint(i)), []byte("v"))
+		}
+		writeBatch(t, db, b)
+		for i := range 20000 {
+			b.Put(k("t", "c", fmt.Sprint(i)), []byte("v"))
+		}
+		done := make(chan error, 1)
+		go func() { done <- db.Write(b, false) }()
+		for {
+			db.committer.mu.Lock()
+			n := len(db.committer.queue)
+			db.committer.mu.Unlock()
+			if n == 0 {
+				break
+			}
+			runtime.Gosched()
+		}
+		if err := db.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if err := <-done; err != nil && !errors.Is(err, ErrClosed) {
+			t.Fatal(err)
+		}
+	}
+}
+
+// TestKeyFilterScanChunks: a scan in chunks (a new iterator each) that skips the
+// tables the filter does not cover finds every covered key.
+func TestKeyFilterScanChunks(t *testing.T) {
+	defer func(n int) { scanChunkKeys = n }(scanChunkKeys)
+	scanChunkKeys = 7
+	dir := t.TempDir()
+	db, err := Open(dir, Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := db.NewBatch()
+	var keys [][]byte
+	for _, tag := range []byte{TagChunk, TagExpiry, TagGrant, TagIndex, TagModule, TagObject, TagS3, TagReap} {
+		for i := range 20 {
+			key := KeyString(tag, "b", fmt.Sprint(i))
+			b.Put(key, []byte("v"))
+			if filtered(key) {
+				keys = append(keys, key)
+			}
+		}
+	}
+	writeBatch(t, db, b)
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	db, err = Open(dir, Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { checkInvariants(t, db); db.Close() })
+	waitKeyScan(t, db)
+	f := db.keys.serving.Load()
+	if f == nil {
+		t.Fatal("no filter")
+	}
+	for _, key := range keys {
+		if f.absent(key) {
+			t.Fatalf("covered key %q absent after a chunked scan", key)
+		}
+	}
+	// Only covered keys (and the schema record) were counted.
+	var counted int64
+	for _, s := range *f.slices.Load() {
+		counted += s.count.Load()
+	}
+	if want := int64(len(keys) + 1); counted != want {
+		t.Errorf("%d keys counted, want %d", counted, want)
+	}
 }

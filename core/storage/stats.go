@@ -24,6 +24,7 @@ import "github.com/syndtr/goleveldb/leveldb"
 //	key_filter_ready   bool     reads of absent keys are answered by the key filter
 //	key_filter_bytes   int64    memory of that filter (0 while it is not ready)
 //	key_filter_absent  int64    reads it answered without searching LevelDB since open
+//	                            (the committer's reads for conditions included)
 //
 // On a closed DB it returns a map holding only "error".
 func (db *DB) Stats() map[string]any {
@@ -70,9 +71,10 @@ func (db *DB) Stats() map[string]any {
 		"key_filter_absent": db.keys.hits.Load(),
 	}
 	f := db.keys.serving.Load()
-	m["key_filter_ready"] = f != nil && !f.full.Load()
+	ready := f != nil && !f.full.Load()
+	m["key_filter_ready"] = ready
 	m["key_filter_bytes"] = int64(0)
-	if f != nil {
+	if ready {
 		m["key_filter_bytes"] = f.size()
 	}
 	if p, err := g.ldb.GetProperty("leveldb.stats"); err == nil {
