@@ -106,15 +106,7 @@ func TestKeyFilterOpen(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if err := db.Close(); err != nil {
-		t.Fatal(err)
-	}
-	db, err = Open(dir, Options{NoSync: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { checkInvariants(t, db); db.Close() })
-	waitKeyScan(t, db)
+	db = reopenScanned(t, db, dir)
 	if st := db.Stats(); st["key_filter_ready"] != true {
 		t.Fatalf("filter not ready after the scan: %v", st["key_filter_ready"])
 	}
@@ -376,15 +368,7 @@ func TestKeyFilterScanChunks(t *testing.T) {
 		}
 	}
 	writeBatch(t, db, b)
-	if err := db.Close(); err != nil {
-		t.Fatal(err)
-	}
-	db, err = Open(dir, Options{NoSync: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { checkInvariants(t, db); db.Close() })
-	waitKeyScan(t, db)
+	db = reopenScanned(t, db, dir)
 	f := db.keys.serving.Load()
 	if f == nil {
 		t.Fatal("no filter")
@@ -402,4 +386,20 @@ func TestKeyFilterScanChunks(t *testing.T) {
 	if want := int64(len(keys) + 1); counted != want {
 		t.Errorf("%d keys counted, want %d", counted, want)
 	}
+}
+
+// reopenScanned closes db, opens dir again, waits for the key scan, and closes the new
+// DB (after checking invariants) when the test ends.
+func reopenScanned(t *testing.T, db *DB, dir string) *DB {
+	t.Helper()
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	db, err := Open(dir, Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { checkInvariants(t, db); db.Close() })
+	waitKeyScan(t, db)
+	return db
 }
