@@ -196,7 +196,9 @@ func checkLayout(m *Manifest, k *dataKey) error {
 //   - SSE-S3: the data key's layout key (the master key opens it).
 //   - SSE-C with ck: the data key ck opens gives it; a data key not yet bound to a
 //     layout MAC (an upload initiated without a master key) is rewrapped bound
-//     (sse.WrapCustomerKeyBound), so the MAC cannot be stripped afterwards.
+//     (sse.WrapCustomerKeyBound), so that the object's record cannot pass for one
+//     completed without a MAC (the upload record's unbound wrapping still could, to
+//     someone who read the store while the upload was open: docs/rationale.md).
 //   - SSE-C without ck: the layout key the upload keeps wrapped with the master key
 //     (WrappedLayoutKey); none without a master key.
 //

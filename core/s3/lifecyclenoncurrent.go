@@ -583,6 +583,16 @@ func backfillChunk(kv *keyVersions, after []byte) (next []byte, resumed bool, er
 			if err := holdVersions(kv.t, newerKey, newerHeld, it.Key()); err != nil {
 				return nil, false, err
 			}
+			// The condition is on the record as read now; a change since the
+			// iterator's view (a legal hold, a retention, tags) rewrites the record
+			// but leaves the head's bytes, so only comparing the two catches it.
+			cur, err := kv.t.get(it.Key())
+			if err != nil {
+				return nil, false, err
+			}
+			if !bytes.Equal(cur, it.Value()) {
+				return nil, false, errAgain // changed since the chunk's snapshot
+			}
 			m.NoncurrentSince = newer.LastModified
 			v, err := json.Marshal(m)
 			if err != nil {
