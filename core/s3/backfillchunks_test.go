@@ -39,16 +39,7 @@ func (c *commitSizes) Commit(ctx context.Context, b *storage.Batch, sync bool) e
 func longHistory(t *testing.T, s *Service, db *storage.DB, n int) (Requester, []versionSlot) {
 	t.Helper()
 	ctx := context.Background()
-	deadline := time.Now().Add(10 * time.Second)
-	for { // the worker's own backfill at start (an empty store) must be over
-		if v, err := db.Get(versionsIndexKey()); err == nil && string(v) == versionsIndexVersion {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the worker's backfill never finished")
-		}
-		time.Sleep(time.Millisecond)
-	}
+	waitVersionsBackfill(t, db) // the worker's own, at start (an empty store)
 	alice := mustUser(t, s, "alice")
 	mustBucket(t, s, alice, "bkt", "")
 	setVersioning(t, s, alice, "bkt", VersioningEnabled)
@@ -260,4 +251,19 @@ func TestVersionsBackfillResumes(t *testing.T) {
 		t.Fatal(err)
 	}
 	wantBackfilled(t, db, slots)
+}
+
+// waitVersionsBackfill waits for the versions-index backfill to be marked done.
+func waitVersionsBackfill(t *testing.T, db *storage.DB) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		if v, err := db.Get(versionsIndexKey()); err == nil && string(v) == versionsIndexVersion {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the versions-index backfill never finished")
+		}
+		time.Sleep(time.Millisecond)
+	}
 }

@@ -42,16 +42,7 @@ func TestBackfillKeepsConcurrentChange(t *testing.T) {
 	defer db.Close()
 	defer s.Close()
 	ctx := context.Background()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		if v, err := db.Get(versionsIndexKey()); err == nil && string(v) == versionsIndexVersion {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("initial backfill never finished")
-		}
-		time.Sleep(time.Millisecond)
-	}
+	waitVersionsBackfill(t, db)
 	alice := mustUser(t, s, "alice")
 	acl, _ := CannedACL("", Owner{ID: alice.ID, DisplayName: alice.DisplayName}, Owner{ID: alice.ID})
 	if _, err := s.CreateBucketWith(ctx, alice, "lkb", acl, BucketOptions{ObjectLock: true}); err != nil {
