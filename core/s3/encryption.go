@@ -112,8 +112,13 @@ type BucketEncryption struct {
 var (
 	errSSEKeyMissing = Errorf(InvalidRequest, "The object was stored using a form of Server Side Encryption. The correct parameters must be provided to retrieve the object.")
 	errSSENotApplies = Errorf(InvalidRequest, "The encryption parameters are not applicable to this object.")
-	errNoMasterKey   = Errorf(NotImplemented, "A header or query you provided requested a function that is not implemented: server-side encryption with server-managed keys (no master key is configured)")
-	errNoBucketSSE   = Errorf(ServerSideEncryptionConfigurationNotFoundError, "The server side encryption configuration was not found")
+	// errSSEBoundNoMaster refuses the keyless completion, on a server without a master
+	// key, of an SSE-C upload initiated on one with a master key: its data key is bound
+	// to a layout MAC that only the master key or the customer's key can make, and an
+	// object stored without it would never read.
+	errSSEBoundNoMaster = Errorf(InvalidRequest, "This upload was initiated on a server with a server-side encryption master key: complete it with the x-amz-server-side-encryption-customer-* headers of its key, or on a server with that master key.")
+	errNoMasterKey      = Errorf(NotImplemented, "A header or query you provided requested a function that is not implemented: server-side encryption with server-managed keys (no master key is configured)")
+	errNoBucketSSE      = Errorf(ServerSideEncryptionConfigurationNotFoundError, "The server side encryption configuration was not found")
 	// errNotUnsealed means an encrypted object's data was read before Object.Unseal.
 	errNotUnsealed = errors.New("s3: an encrypted object read without its key")
 )
@@ -200,7 +205,8 @@ func checkLayout(m *Manifest, k *dataKey) error {
 //     completed without a MAC (the upload record's unbound wrapping still could, to
 //     someone who read the store while the upload was open: docs/rationale.md).
 //   - SSE-C without ck: the layout key the upload keeps wrapped with the master key
-//     (WrappedLayoutKey); none without a master key.
+//     (WrappedLayoutKey); none for an upload initiated without a master key; refused
+//     (errSSEBoundNoMaster) for one initiated with a master key, by a server without one.
 //
 // Nil for an upload stored in clear or of format 1. ck for an upload that is not SSE-C
 // is InvalidRequest, another customer's key AccessDenied (openKey).
@@ -227,8 +233,10 @@ func (s *Service) completionLayoutKey(u *Upload, ck *CustomerKey) (lk, rewrapped
 			return nil, nil, err
 		}
 		return sse.LayoutKey(k.key), nil, nil
-	case e.WrappedLayoutKey == nil || s.cfg.MasterKey == nil:
+	case e.WrappedLayoutKey == nil:
 		return nil, nil, nil
+	case s.cfg.MasterKey == nil:
+		return nil, nil, errSSEBoundNoMaster
 	}
 	lk, err = s.cfg.MasterKey.UnwrapLayoutKey(e.WrappedLayoutKey)
 	if err != nil {

@@ -271,3 +271,50 @@ func TestSSEFormat1Reads(t *testing.T) {
 		}
 	}
 }
+
+// TestSSECBoundUploadNeedsKeyOrMaster: an SSE-C upload initiated by a server with a
+// master key (its data key bound to a layout MAC) and completed by one without is
+// refused unless the completion carries the customer's key, with which it completes
+// into an object that reads whole (review: stored without the MAC, it never read). A
+// server without a master key refuses to start on a store that records one; this is
+// the node that started before the first one with a key recorded it.
+func TestSSECBoundUploadNeedsKeyOrMaster(t *testing.T) {
+	ctx := context.Background()
+	other, db := newTestServiceConfig(t, nil, Config{ChunkSize: 1000, MaxBuckets: 5, MinPartSize: 1}) // no master key
+	mk, err := sse.NewMasterKey(sse.NewKey())
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := New(db, Config{ChunkSize: 1000, MaxBuckets: 5, MinPartSize: 1, MasterKey: mk})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	alice := mustUser(t, s, "alice")
+	mustBucket(t, s, alice, "bkt", "")
+	ck := customerKey(11)
+	data := randomData(1500)
+	u, err := s.CreateUpload(ctx, alice, "bkt", "k", PutInput{SSE: SSERequest{Customer: ck}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if u.SSE == nil || u.SSE.WrappedLayoutKey == nil {
+		t.Fatalf("upload initiated with a master key has no wrapped layout key: %+v", u.SSE)
+	}
+	p, err := s.PutPart(ctx, alice, "bkt", "k", u.ID, 1, PutInput{Body: bytes.NewReader(data), Size: int64(len(data)), SSE: SSERequest{Customer: ck}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []CompletePart{{Number: 1, ETag: p.ETag}}
+	if _, err := other.CompleteUploadWithKey(ctx, alice, "bkt", "k", u.ID, want, WriteConditions{}, nil); !IsCode(err, InvalidRequest) {
+		t.Fatalf("keyless completion without the master key: %v, want InvalidRequest", err)
+	}
+	if _, err := other.CompleteUploadWithKey(ctx, alice, "bkt", "k", u.ID, want, WriteConditions{}, ck); err != nil {
+		t.Fatalf("completion with the key: %v", err)
+	}
+	for name, svc := range map[string]*Service{"with the master key": s, "without": other} {
+		if got, err := readSSE(t, svc, alice, "bkt", "k", ck, 0, -1); err != nil || !bytes.Equal(got, data) {
+			t.Fatalf("read %s: %d bytes, %v", name, len(got), err)
+		}
+	}
+}
