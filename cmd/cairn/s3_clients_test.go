@@ -79,7 +79,7 @@ func runBoto3Script(t *testing.T, py string, s *child, u s3User, script, bucket,
 	defer cancel()
 	cmd := exec.CommandContext(ctx, py, filepath.Join("testdata", "boto3", script))
 	cmd.Env = []string{"HOME=" + t.TempDir(), "PATH=" + os.Getenv("PATH"), "LANG=C.UTF-8",
-		"AWS_EC2_METADATA_DISABLED=true", "AWS_CONFIG_FILE=/dev/null", "AWS_SHARED_CREDENTIALS_FILE=/dev/null",
+		"PYTHONDONTWRITEBYTECODE=1", "AWS_EC2_METADATA_DISABLED=true", "AWS_CONFIG_FILE=/dev/null", "AWS_SHARED_CREDENTIALS_FILE=/dev/null",
 		"CAIRN_S3_ENDPOINT=http://" + s.S3Addr, "CAIRN_S3_KEY=" + u.KeyID, "CAIRN_S3_SECRET=" + u.KeySecret,
 		"CAIRN_S3_BUCKET=" + bucket}
 	var out bytes.Buffer

@@ -18,9 +18,10 @@ import (
 // aborted) against the real binary with a one-second lifecycle day.
 func TestS3LifecycleBoto3(t *testing.T) {
 	t.Parallel()
+	py := boto3Python(t) // skips without boto3, before a server is started
 	s := startServerOpts(t, serverOpts{process: true, args: []string{"--lifecycle-day", "1s", "--lifecycle-interval", "250ms"}})
 	u := s3CreateUser(t, s, "boto3-lifecycle@example.com", "Boto3 Lifecycle")
-	runBoto3Script(t, boto3Python(t), s, u, "lifecycle.py", "boto3-lifecycle", "PASS lifecycle")
+	runBoto3Script(t, py, s, u, "lifecycle.py", "boto3-lifecycle", "PASS lifecycle")
 	if st := statsOf(t, s); st["s3_lifecycle_objects_expired_total"] != float64(2) || st["s3_lifecycle_uploads_aborted_total"] != float64(1) {
 		t.Errorf("/stats: %v expired, %v aborted; want 2 and 1", st["s3_lifecycle_objects_expired_total"], st["s3_lifecycle_uploads_aborted_total"])
 	}
@@ -115,9 +116,10 @@ func TestS3LifecycleMinio(t *testing.T) {
 // latter until released) against the real binary with a one-second lifecycle day.
 func TestS3LifecycleVersionsBoto3(t *testing.T) {
 	t.Parallel()
+	py := boto3Python(t)
 	s := startServerOpts(t, serverOpts{process: true, args: []string{"--lifecycle-day", "1s", "--lifecycle-interval", "250ms"}})
 	u := s3CreateUser(t, s, "boto3-lifecycle-versions@example.com", "Boto3 Lifecycle Versions")
-	runBoto3Script(t, boto3Python(t), s, u, "lifecycle_versions.py", "boto3-lifecycle-versions", "PASS lifecycle versions")
+	runBoto3Script(t, py, s, u, "lifecycle_versions.py", "boto3-lifecycle-versions", "PASS lifecycle versions")
 	// doc: two, then the held one; gone: its version; kept/k: the oldest.
 	if st := statsOf(t, s); st["s3_lifecycle_noncurrent_expired_total"] != float64(5) || st["s3_lifecycle_delete_markers_removed_total"] != float64(1) {
 		t.Errorf("/stats: %v noncurrent versions expired, %v markers removed; want 5 and 1",

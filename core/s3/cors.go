@@ -31,8 +31,8 @@ const (
 	ActionPutBucketCORS = "s3:PutBucketCORS"
 )
 
-// corsMethods are the methods a CORS rule may allow.
-var corsMethods = []string{"GET", "PUT", "POST", "DELETE", "HEAD"}
+// CORSMethods are the methods a CORS rule may allow (and a preflight may ask for).
+var CORSMethods = []string{"GET", "PUT", "POST", "DELETE", "HEAD"}
 
 var errNoSuchCORS = &Error{Code: NoSuchCORSConfiguration, Message: "The CORS configuration does not exist"}
 
@@ -66,7 +66,7 @@ func checkCORSRule(r *CORSRule) error {
 		return Errorf(InvalidRequest, "The ID of a CORS rule can not be longer than %d characters.", MaxCORSIDLength)
 	}
 	for _, m := range r.AllowedMethods {
-		if !slices.Contains(corsMethods, m) {
+		if !slices.Contains(CORSMethods, m) {
 			return Errorf(InvalidRequest, "Found unsupported HTTP method in CORS config. Unsupported method is %s", m)
 		}
 	}

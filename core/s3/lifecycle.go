@@ -146,8 +146,7 @@ func checkRule(r *LifecycleRule) error {
 	if err := checkFilter(&r.Filter); err != nil {
 		return err
 	}
-	f := &r.Filter
-	objectOnly := len(f.Tags) > 0 || f.SizeGreaterThan != nil || f.SizeLessThan != nil
+	objectOnly := objectOnlyFilter(&r.Filter)
 	if e := r.Expiration; e != nil {
 		switch {
 		case e.DeleteMarker != nil:
@@ -202,6 +201,12 @@ func checkFilter(f *s3types.LifecycleFilter) error {
 		return Errorf(InvalidArgument, "'ObjectSizeGreaterThan' must be less than 'ObjectSizeLessThan'")
 	}
 	return nil
+}
+
+// objectOnlyFilter reports whether f has a tag or size condition, which only an
+// object meets: never an upload or a delete marker.
+func objectOnlyFilter(f *s3types.LifecycleFilter) bool {
+	return len(f.Tags) > 0 || f.SizeGreaterThan != nil || f.SizeLessThan != nil
 }
 
 // filterMatches reports whether an object (key, size, tags) meets every condition of

@@ -213,7 +213,9 @@ func (kv *keyVersions) writeVersion(slot versionSlot, m *Manifest, v []byte) {
 	kv.t.b.Put(versionKey(kv.bucket, kv.key, slot), v)
 }
 
-// applyVersionedLifecycle is the Service's VersionedLifecycle: in a bucket whose
+// applyVersionedLifecycle is the lifecycle worker's step for the actions that need
+// versions (NoncurrentVersionExpiration, ExpiredObjectDeleteMarker, and an expiration
+// in a versioned bucket, which makes a delete marker): in a bucket whose
 // versioning was set, it removes the noncurrent versions and the lone delete markers
 // that b's rules make due at now, visiting at most budget "ln" and "lm" entries; it
 // returns how many it visited.
@@ -237,8 +239,7 @@ func noncurrentDays(r *LifecycleRule) int {
 // markerFilterMatches reports whether a rule's filter selects a delete marker of key:
 // its prefix does, and it has no tag or size condition (a marker has neither).
 func markerFilterMatches(r *LifecycleRule, key string) bool {
-	f := &r.Filter
-	return len(f.Tags) == 0 && f.SizeGreaterThan == nil && f.SizeLessThan == nil && filterMatches(f, key, 0, nil)
+	return !objectOnlyFilter(&r.Filter) && filterMatches(&r.Filter, key, 0, nil)
 }
 
 // versionFilterMatches is filterMatches for a version (markerFilterMatches for a
@@ -383,9 +384,8 @@ func (s *Service) lifecycleRemove(ctx context.Context, bucket, key string, pick 
 func loneMarkerDays(now time.Time) func(*LifecycleRule) int {
 	current := expirationDays(now)
 	return func(r *LifecycleRule) int {
-		f := &r.Filter
 		switch e := r.Expiration; {
-		case e == nil || len(f.Tags) > 0 || f.SizeGreaterThan != nil || f.SizeLessThan != nil:
+		case e == nil || objectOnlyFilter(&r.Filter):
 			return 0
 		case e.DeleteMarker != nil:
 			if *e.DeleteMarker {

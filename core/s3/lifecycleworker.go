@@ -27,19 +27,10 @@ const lifecycleCycleLimit = 10000
 // iterator only that long, never while it commits.
 const lifecycleBatch = 256
 
-// VersionedLifecycle is the seam of the lifecycle actions that need versions:
-// NoncurrentVersionExpiration, ExpiredObjectDeleteMarker, and an expiration in a
-// versioned bucket (which makes a delete marker instead of deleting). Cairn's buckets
-// are unversioned until versioning lands; New sets Service.versionedLifecycle
-// (applyVersionedLifecycle), and the worker calls it once per bucket with
-// enabled rules each cycle, with what is left of the cycle's budget of index entries.
-// It returns how many entries it visited.
-type VersionedLifecycle func(ctx context.Context, b *Bucket, now time.Time, budget int) (int, error)
-
 // lifecycleState is the lifecycle worker's state: its resume cursors and counters.
 type lifecycleState struct {
 	mu sync.Mutex // guards cursors and nextBucket
-	// cursors maps an index prefix (a bucket's "lo" or "lu" entries) to the smallest
+	// cursors maps an index prefix (a bucket's "lo", "lu", "ln" or "lm" entries) to the smallest
 	// key after the last entry a cycle handled: a cycle that ran out of budget leaves
 	// it, the next resumes from it; a scan that reaches the due end forgets it.
 	cursors map[string][]byte
@@ -144,10 +135,8 @@ func (s *Service) lifecycleCycle(ctx context.Context, now time.Time) error {
 		return err
 	}
 	budget := lifecycleCycleLimit
-	steps := []func(context.Context, *Bucket, time.Time, int) (int, error){s.expireObjects, s.abortUploads}
-	if s.versionedLifecycle != nil {
-		steps = append(steps, s.versionedLifecycle)
-	}
+	steps := []func(context.Context, *Bucket, time.Time, int) (int, error){s.expireObjects, s.abortUploads,
+		s.applyVersionedLifecycle}
 	for i, b := range buckets {
 		for _, step := range steps {
 			n, err := step(ctx, b, now, budget)

@@ -262,12 +262,7 @@ func (s *Service) lockOf(ctx context.Context, r Requester, bucket, key, id, acti
 	if err != nil {
 		return nil, err
 	}
-	if id != "" {
-		if err := CheckVersionID(id); err != nil {
-			return nil, err
-		}
-	}
-	m, err := s.versionManifest(s.db.Get, b, key, id)
+	m, err := s.versionManifest(s.db.Get, b, key, id) // checks id
 	if err != nil {
 		return nil, s.hideMissing(b, r, err)
 	}

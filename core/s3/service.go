@@ -167,9 +167,6 @@ type Service struct {
 	// lifecycle runs the lifecycle rules (lifecycleworker.go); lc is its state.
 	lifecycle *lifecycleWorker
 	lc        lifecycleState
-	// versionedLifecycle applies the lifecycle actions that need versions (see
-	// VersionedLifecycle); nil while buckets are unversioned.
-	versionedLifecycle VersionedLifecycle
 }
 
 // New opens the service on db: it queues the chunks of writes a crash interrupted for
@@ -222,7 +219,6 @@ func New(db storage.Store, cfg Config) (*Service, error) {
 	}
 	s.gc = startCollector(s)
 	s.unsubscribe = db.Subscribe(s.observe)
-	s.versionedLifecycle = s.applyVersionedLifecycle // lifecyclenoncurrent.go
 	s.lifecycle = startLifecycle(s)
 	return s, nil
 }

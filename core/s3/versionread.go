@@ -163,13 +163,6 @@ func (s *Service) SetObjectVersionTagging(ctx context.Context, r Requester, buck
 	return err
 }
 
-// DeleteObjectVersionTagging is DeleteObjectTagging for version id ("" is the
-// current version; s3:DeleteObjectVersionTagging in a bucket policy for a version id).
-func (s *Service) DeleteObjectVersionTagging(ctx context.Context, r Requester, bucket, key, id string) error {
-	_, err := s.DeleteVersionTagging(ctx, r, bucket, key, id)
-	return err
-}
-
 // changeVersion rewrites version id of bucket/key ("" is the current version) in
 // place (its ACL, tags or lock), as change leaves it (errUnchanged: left as it is), in
 // one conditional commit under the key's lock (what names the change in errors).

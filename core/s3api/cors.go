@@ -77,8 +77,15 @@ func (c *call) preflight() {
 		return
 	}
 	method := c.r.Header.Get("Access-Control-Request-Method")
-	if !slices.Contains([]string{"GET", "PUT", "POST", "DELETE", "HEAD"}, method) {
+	if !slices.Contains(s3.CORSMethods, method) {
 		c.fail(s3.Errorf(s3.BadRequest, "Invalid Access-Control-Request-Method: %s", method))
+		return
+	}
+	// Matching costs names × rules × patterns and comes before authentication: the
+	// number of names is bounded (a browser asks for a handful).
+	headers := requestedHeaders(c.r.Header.Get("Access-Control-Request-Headers"))
+	if len(headers) > maxPreflightHeaders {
+		c.fail(s3.Errorf(s3.BadRequest, "Too many Access-Control-Request-Headers: at most %d.", maxPreflightHeaders))
 		return
 	}
 	rules, err := c.a.svc.CORSRules(c.r.Context(), c.bucket)
@@ -90,7 +97,6 @@ func (c *call) preflight() {
 		c.fail(s3.Errorf(s3.AccessForbidden, msgCORSDisabled))
 		return
 	}
-	headers := requestedHeaders(c.r.Header.Get("Access-Control-Request-Headers"))
 	rule := s3.MatchCORS(rules, origin, method, headers)
 	if rule == nil {
 		c.fail(s3.Errorf(s3.AccessForbidden, msgCORSNotAllowed))
@@ -102,6 +108,9 @@ func (c *call) preflight() {
 	}
 	c.ok()
 }
+
+// maxPreflightHeaders bounds the names of a preflight's Access-Control-Request-Headers.
+const maxPreflightHeaders = 100
 
 // requestedHeaders splits an Access-Control-Request-Headers value into its names,
 // lower-cased, empty ones dropped.

@@ -1,6 +1,7 @@
 package s3api
 
 import (
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
@@ -112,6 +113,10 @@ func TestCORSPreflight(t *testing.T) {
 		{name: "no method", path: "/web/k", origin: "http://app.example", status: 400, code: s3.BadRequest},
 		{name: "bad method", path: "/web/k", origin: "http://app.example", method: "PATCH", status: 400, code: s3.BadRequest},
 		{name: "no bucket", path: "/nobucket/k", origin: "http://app.example", method: "GET", status: 404, code: s3.NoSuchBucket},
+		{name: "100 headers", path: "/web/k", origin: "http://other.example", method: "HEAD", headers: manyNames(maxPreflightHeaders),
+			status: 403, code: s3.AccessForbidden}, // matched, and no rule allows them
+		{name: "101 headers", path: "/web/k", origin: "http://other.example", method: "HEAD", headers: manyNames(maxPreflightHeaders + 1),
+			status: 400, code: s3.BadRequest}, // refused before the rules are read
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -183,4 +188,13 @@ func TestCORSActualRequests(t *testing.T) {
 			}
 		})
 	}
+}
+
+// manyNames returns an Access-Control-Request-Headers value of n names.
+func manyNames(n int) string {
+	names := make([]string, n)
+	for i := range names {
+		names[i] = fmt.Sprintf("x-h%d", i)
+	}
+	return strings.Join(names, ",")
 }

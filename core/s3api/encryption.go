@@ -168,9 +168,9 @@ func (c *call) serveBucketEncryption() {
 }
 
 // readEncryption reads and parses the body of PUT ?encryption (at most maxXMLBody
-// bytes).
+// bytes, checked against Content-MD5 and x-amz-checksum-* as the other documents are).
 func (c *call) readEncryption() (s3xml.EncryptionRule, error) {
-	body, err := c.readXMLBody()
+	body, err := c.readCheckedBody(maxXMLBody)
 	if err != nil {
 		return s3xml.EncryptionRule{}, err
 	}

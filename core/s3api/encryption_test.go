@@ -218,6 +218,9 @@ func TestBucketEncryptionHTTP(t *testing.T) {
 		e.mustErr(c.status, c.code, put)
 	}
 	put.body = doc("AES256")
+	badMD5 := put
+	badMD5.header = map[string]string{"Content-MD5": md5b64("another body")}
+	e.mustErr(400, s3.BadDigest, badMD5)
 	bobPut := put
 	bobPut.as = e.bob
 	e.mustErr(403, s3.AccessDenied, bobPut)

@@ -3,6 +3,7 @@ package s3api
 import (
 	"context"
 	"net/http"
+	"net/url"
 
 	"github.com/cairnkv/cairn/core/s3"
 	"github.com/cairnkv/cairn/core/s3api/s3xml"
@@ -47,6 +48,8 @@ func (c *call) setExpiration(m *s3.Manifest) {
 	}
 	if at, id, ok := c.a.svc.ManifestExpiry(b, c.key, m); ok {
 		c.w.Header()[c.names.prefix+"expiration"] = []string{
-			`expiry-date="` + at.Format(http.TimeFormat) + `", rule-id="` + id + `"`}
+			// The rule id is the bucket owner's text: URL-encoded, as at AWS, so that
+			// no quote or control character reaches the header.
+			`expiry-date="` + at.Format(http.TimeFormat) + `", rule-id="` + url.PathEscape(id) + `"`}
 	}
 }

@@ -82,6 +82,14 @@ func TestBucketLifecycleHTTP(t *testing.T) {
 	if got := e.put("/lcy/other", "data", e.alice).header.Get("X-Amz-Expiration"); got != "" {
 		t.Errorf("PUT outside the rule: x-amz-expiration %q", got)
 	}
+	// The rule id is the owner's text: URL-encoded in the header, so a quote or a
+	// line break cannot forge another pair.
+	odd := strings.Replace(strings.Replace(rule, "logs-rule", `x", rule-id="evil&#13;&#10;Set-Cookie: a=b`, 1), "<Prefix>logs/</Prefix>", "<Prefix>odd/</Prefix>", 1)
+	e.must(200, mpReq{method: "PUT", path: "/lcy", query: "lifecycle", body: lifecycleDoc(rule, odd), as: e.alice})
+	if got := e.put("/lcy/odd/a", "data", e.alice).header.Get("X-Amz-Expiration"); !strings.HasSuffix(got,
+		`rule-id="x%22%2C%20rule-id=%22evil%0D%0ASet-Cookie:%20a=b"`) {
+		t.Errorf("x-amz-expiration with an odd rule id: %q", got)
+	}
 	e.must(204, mpReq{method: "DELETE", path: "/lcy", query: "lifecycle", as: e.alice})
 	e.mustErr(404, s3types.NoSuchLifecycleConfiguration, get)
 	if got := e.must(200, mpReq{method: "HEAD", path: "/lcy/logs/a", as: e.alice}).header.Get("X-Amz-Expiration"); got != "" {

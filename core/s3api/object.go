@@ -165,7 +165,7 @@ func (c *call) objectInput() (s3.PutInput, error) {
 	if in.Tags, in.HasTags, err = c.requestTags(); err != nil {
 		return s3.PutInput{}, err
 	}
-	if in.Lock, err = c.lockHeaders(time.Now()); err != nil {
+	if in.Lock, err = c.lockHeaders(c.a.cfg.Now()); err != nil {
 		return s3.PutInput{}, err
 	}
 	if in.SSE, err = c.sseRequest(); err != nil {
@@ -321,8 +321,10 @@ func (c *call) getObject() {
 	if len(m.Tags) > 0 {
 		h[c.names.prefix+"tagging-count"] = []string{strconv.Itoa(len(m.Tags))}
 	}
-	if id == "" || obj.IsCurrent() {
-		c.setExpiration(m) // a noncurrent version is not expired by Expiration
+	// A noncurrent version is not expired by Expiration; whether the version read is
+	// current costs a read, worth it only when the bucket has rules.
+	if b, err := c.bucketOf(m); err == nil && b.Lifecycle != nil && (id == "" || obj.IsCurrent()) {
+		c.setExpiration(m)
 	}
 	for _, p := range m.Meta {
 		// Lower case as the client wrote it (and AWS answers): header names are

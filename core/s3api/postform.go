@@ -30,15 +30,14 @@ type formField struct {
 }
 
 // postForm is a POST object form read up to its file: the fields in order, the file
-// part's filename and Content-Type, and a reader of exactly size bytes of file data
-// that, at its end, checks that the form closes right after them.
+// part's filename (its Content-Type is not used: the object's comes from the fields),
+// and a reader of exactly size bytes of file data that, at its end, checks that the
+// form closes right after them.
 type postForm struct {
-	fields      []formField
-	filename    string
-	fileType    string
-	size        int64
-	file        io.Reader
-	hasFileName bool
+	fields   []formField
+	filename string
+	size     int64
+	file     io.Reader
 }
 
 // errMalformedPOST is AWS's answer to a body that is not the multipart/form-data it
@@ -125,15 +124,15 @@ func (f *formReader) start() error {
 }
 
 // partHeader reads a part's header lines up to the empty line and returns the field
-// name and filename of its Content-Disposition (form-data) and its Content-Type.
-func (f *formReader) partHeader() (name, filename string, hasFilename bool, ctype string, err error) {
+// name and filename of its Content-Disposition (form-data).
+func (f *formReader) partHeader() (name, filename string, err error) {
 	for {
 		line, whole, err := f.readLine()
 		if err != nil {
-			return "", "", false, "", err
+			return "", "", err
 		}
 		if !whole {
-			return "", "", false, "", errMalformedPOST // a header line longer than the buffer
+			return "", "", errMalformedPOST // a header line longer than the buffer
 		}
 		line = bytes.TrimRight(line, "\r\n")
 		if len(line) == 0 {
@@ -141,24 +140,22 @@ func (f *formReader) partHeader() (name, filename string, hasFilename bool, ctyp
 		}
 		k, v, ok := strings.Cut(string(line), ":")
 		if !ok {
-			return "", "", false, "", errMalformedPOST
+			return "", "", errMalformedPOST
 		}
 		switch strings.ToLower(strings.TrimSpace(k)) {
 		case "content-disposition":
 			d, params, err := mime.ParseMediaType(strings.TrimSpace(v))
 			if err != nil || d != "form-data" {
-				return "", "", false, "", errMalformedPOST
+				return "", "", errMalformedPOST
 			}
 			name = params["name"]
-			filename, hasFilename = params["filename"]
-		case "content-type":
-			ctype = strings.TrimSpace(v)
+			filename = params["filename"]
 		}
 	}
 	if name == "" {
-		return "", "", false, "", errMalformedPOST
+		return "", "", errMalformedPOST
 	}
-	return name, filename, hasFilename, ctype, nil
+	return name, filename, nil
 }
 
 // value reads a field's value up to the next delimiter, and what follows the
@@ -218,12 +215,12 @@ func readPostForm(body io.Reader, contentLength int64, boundary string) (*postFo
 	}
 	form := &postForm{}
 	for {
-		name, filename, hasFilename, ctype, err := f.partHeader()
+		name, filename, err := f.partHeader()
 		if err != nil {
 			return nil, err
 		}
 		if strings.EqualFold(name, "file") {
-			form.filename, form.hasFileName, form.fileType = filename, hasFilename, ctype
+			form.filename = filename
 			return form, f.openFile(form, contentLength)
 		}
 		if len(form.fields) == maxFormFields {

@@ -127,10 +127,12 @@ func (s *filterSlice) set(h uint64) {
 	}
 }
 
-// mayHave reports whether h may be in some slice.
+// mayHave reports whether h may be in some slice. The newest slice is the largest and holds most keys, so a present key (a GET, an
+// overwrite) is usually found at the first probe.
 func (f *keyFilter) mayHave(h uint64) bool {
-	for _, s := range *f.slices.Load() {
-		if s.has(h) {
+	list := *f.slices.Load()
+	for i := len(list) - 1; i >= 0; i-- {
+		if list[i].has(h) {
 			return true
 		}
 	}
@@ -193,6 +195,14 @@ func (f *keyFilter) grow(last *filterSlice) *filterSlice {
 	grown := append(append(make([]*filterSlice, 0, len(list)+1), list...), next)
 	f.slices.Store(&grown)
 	return next
+}
+
+// keys returns the number of keys counted in f's slices.
+func (f *keyFilter) keys() (n int64) {
+	for _, s := range *f.slices.Load() {
+		n += s.count.Load()
+	}
+	return n
 }
 
 // size returns the bytes the filter's slices take.
@@ -316,10 +326,13 @@ func (db *DB) scanKeys(f *keyFilter) {
 	case errors.Is(err, errScanStopped) || errors.Is(err, ErrClosed):
 	case err != nil:
 		db.log.Warn("storage: key filter: scan failed; reads of absent keys search LevelDB", "dir", db.dir, "err", err)
-	case f.full.Load():
+	case f.full.Load() || f.keys() > f.max*8/filterBitsPerKey*3/4:
+		// A filter of the keys present that leaves less than a quarter of the budget
+		// free would fill up again after a few new keys and be scanned again, and
+		// again: off instead.
 		db.keys.off.Store(true)
 		db.keys.serving.Store(nil)
-		db.log.Warn("storage: key filter: the keys present need more than its limit; reads of absent keys search LevelDB",
+		db.log.Warn("storage: key filter: the keys present need more than three quarters of its limit; reads of absent keys search LevelDB",
 			"dir", db.dir, "limit_bytes", f.max)
 	default:
 		f.ready.Store(true)

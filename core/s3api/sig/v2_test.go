@@ -211,6 +211,10 @@ func TestResourceCandidatesV2(t *testing.T) {
 		{Request{RawPath: "/"}, []string{"/"}},
 		// minio-go does not sign ?object-lock; botocore does.
 		{Request{RawPath: "/bkt/", RawQuery: "object-lock="}, []string{"/bkt/?object-lock", "/bkt/", "/bkt?object-lock=?object-lock"}},
+		{Request{Method: "PUT", RawPath: "/bkt/", RawQuery: "object-lock=", Header: map[string][]string{"Content-Md5": {"x"}}},
+			[]string{"/bkt/?object-lock", "/bkt/", "/bkt?object-lock=?object-lock"}},
+		// Without Content-MD5 a signature of PUT /bkt/ (create bucket) must not set the lock.
+		{Request{Method: "PUT", RawPath: "/bkt/", RawQuery: "object-lock="}, []string{"/bkt/?object-lock", "/bkt?object-lock=?object-lock"}},
 	}
 	for _, tt := range tests {
 		got := ResourceCandidatesV2(&tt.req)

@@ -106,10 +106,14 @@ func matchV2(req *Request, keyID, secret, signature string, dateValues []string)
 // a trailing slash (botocore sends /bkt?… but signs /bkt/…) and, last, the form botocore
 // 1.28–1.31 produced, the operation's own query glued to the bucket (/bkt?acl?acl).
 // When minio-go would sign other sub-resources (it leaves out "object-lock"), its form
-// comes second.
+// comes second, except for a PUT without Content-MD5: minio-go sends one with every
+// configuration it PUTs, and without it a V2 signature of PUT /bkt (create bucket),
+// which covers no body, would also set /bkt?object-lock.
 func ResourceCandidatesV2(req *Request) []string {
 	out := []string{CanonicalResourceV2(req)}
-	out = appendNew(out, resourcePathV2(req)+subResourceString(req.RawQuery, minioSubResourcesV2))
+	if req.Method != "PUT" || len(req.Header["Content-Md5"]) > 0 {
+		out = appendNew(out, resourcePathV2(req)+subResourceString(req.RawQuery, minioSubResourcesV2))
+	}
 	bucket, ok := pathStyleBucket(req)
 	if !ok {
 		return out
